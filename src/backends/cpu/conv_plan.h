@@ -1,0 +1,26 @@
+// Shared execution of the convolution-like primitives (convolution, deconvolution): the primitive is created with
+// format "any" so oneDNN picks its fastest (blocked) layouts; the user's plain tensors are reordered into scratch
+// buffers around it when those layouts differ. Reorder primitives are planned once with the op's primitive.
+#pragma once
+
+#include <optional>
+
+#include "backends/cpu/cpu_context.h"
+#include "backends/cpu/dnnl_util.h"
+
+namespace dacpp::cpu {
+
+struct ConvPlan : Plan {
+  dnnl::primitive prim;
+  dnnl::memory::desc src_user, wei_user, dst_user, bias;
+  dnnl::memory::desc src, wei, dst;  // the primitive's chosen layouts
+  std::optional<dnnl::reorder> src_in, wei_in, dst_out;
+};
+
+// Fills the reorders of `p` from its user and chosen descriptors (call after p.prim/src/wei/dst are set).
+void plan_conv_reorders(CpuContext& c, ConvPlan& p);
+
+// Runs `p` on host pointers (bias may be null when the plan has none). Call inside dnnl_call().
+void run_conv_plan(CpuContext& c, const ConvPlan& p, const void* x, const void* w, const void* bias, void* y);
+
+}  // namespace dacpp::cpu

@@ -1,0 +1,44 @@
+// CPU implementations of the ops (one *_cpu.cc per op). Called only by the validating dispatchers in src/ops/,
+// which have already checked dtypes, shapes and residency: these functions trust their arguments.
+// Contracts (shapes, layouts) are those of the matching src/ops/<op>.h.
+#pragma once
+
+#include <vector>
+
+#include "backends/cpu/cpu_context.h"
+#include "core/tensor.h"
+
+namespace dacpp::cpu {
+
+// Fused epilogue of linear / conv2d (mirrors ops::Activation; backends sit below ops in the ladder).
+enum class Epilogue { None, Relu, Gelu };
+// Mirrors ops::Unary.
+enum class UnaryKind { Gelu, Silu, Relu, Exp, Sigmoid };
+enum class BinaryKind { Add, Mul };
+
+// x: [M, K] (flattened), w: [N, K], bias: [N] or undefined, y: [M, N].
+void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+
+// x, y: [R, C] (flattened); y may alias x.
+void layer_norm(CpuContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
+
+// q: [B, H, Nq, D], k, v: [B, H, Nk, D], out: [B, Nq, H, D].
+void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
+
+struct ConvGeometry {
+  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+void conv2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
+            Epilogue act);
+void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+
+void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners);
+void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
+
+void unary(CpuContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
+// y = a (op) broadcast(b); b's shape is right-aligned against a's and already validated.
+void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
+
+void permute(CpuContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
+
+}  // namespace dacpp::cpu

@@ -1,0 +1,38 @@
+#include "core/thread_pool.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace dacpp {
+
+int ThreadPool::hardware_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
+ThreadPool::ThreadPool(int threads) : threads_(threads > 0 ? threads : hardware_threads()) {}
+
+void ThreadPool::bind_to_current_thread() const { omp_set_num_threads(threads_); }
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) const {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = (n + grain - 1) / grain;
+  const int nt = static_cast<int>(std::min<int64_t>(threads_, max_chunks));
+  if (nt <= 1) {
+    fn(0, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int t = omp_get_thread_num();
+    const int64_t per = n / nt, rem = n % nt;
+    const int64_t begin = t * per + std::min<int64_t>(t, rem);
+    const int64_t end = begin + per + (t < rem ? 1 : 0);
+    if (begin < end) fn(begin, end);
+  }
+}
+
+}  // namespace dacpp

@@ -1,0 +1,41 @@
+// Model: one loaded network — its weight index (kept alive: weight tensors are views into the file mapping),
+// config and layers. Immutable after load and safe to share across threads; per-worker state lives in Runner.
+//
+// Load-time validation (design.md §4.3): the config keys and every tensor the network needs are looked up and
+// shape-checked here, so a Model that loads can run. Errors: NotFound (no such path), InvalidModel (corrupt file,
+// bad key, missing/misshapen tensor, all named), Unsupported (a model version not implemented yet), Io.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "formats/import.h"
+#include "formats/model_file.h"
+#include "models/depth_model.h"
+
+namespace dacpp {
+
+struct LoadOptions {
+  ImportOptions import;  // used when the path is a checkpoint rather than a GGUF file
+};
+
+class Model {
+ public:
+  // A .gguf file (detected by its magic) is read with read_gguf; anything else (a .pth, .safetensors, or a
+  // checkpoint folder) goes through import_checkpoint.
+  static std::shared_ptr<const Model> load(const std::string& path, const LoadOptions& options = {});
+  // Builds a model from an already-read weight index (tests, converters).
+  static std::shared_ptr<const Model> from_file(std::shared_ptr<const ModelFile> file);
+
+  const ModelFile& file() const { return *file_; }
+  const models::ModelConfig& config() const { return net_->config(); }
+  const models::DepthModel& net() const { return *net_; }
+
+ private:
+  Model(std::shared_ptr<const ModelFile> file, std::unique_ptr<models::DepthModel> net);
+
+  std::shared_ptr<const ModelFile> file_;
+  std::unique_ptr<const models::DepthModel> net_;
+};
+
+}  // namespace dacpp

@@ -1,0 +1,81 @@
+#include "engine/postprocess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "ops/resize.h"
+
+namespace dacpp {
+namespace {
+
+constexpr float kSkyThreshold = 0.3f;  // upstream compute_sky_mask
+constexpr int64_t kMinPixels = 10;
+
+// [1, h, w] → a new owning [oh, ow] tensor (bilinear, align_corners=True), or a plain copy at the same size.
+Tensor resized_copy(ops::Context& ctx, const Tensor& x, int64_t oh, int64_t ow) {
+  const int64_t h = x.dim(-2), w = x.dim(-1);
+  if (h == oh && w == ow) return x.reshape({h, w}).clone();
+  Tensor y = Tensor::empty({1, 1, oh, ow}, DType::F32, x.name());
+  ops::resize_bilinear(ctx, x.reshape({1, 1, h, w}), y, /*align_corners=*/true);
+  return y.reshape({oh, ow});
+}
+
+// torch.quantile(v, q) with linear interpolation; v is consumed.
+float quantile(std::vector<float>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const float a = v[lo];
+  const float b = hi == lo ? a : *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return static_cast<float>(a + (b - a) * (pos - static_cast<double>(lo)));
+}
+
+}  // namespace
+
+bool fill_sky_depth(Tensor& depth, const Tensor& sky) {
+  float* d = depth.data<float>();
+  const float* s = sky.data<float>();
+  const int64_t n = depth.numel();
+  std::vector<float> ground;
+  for (int64_t i = 0; i < n; ++i)
+    if (s[i] < kSkyThreshold) ground.push_back(d[i]);
+  const int64_t n_ground = static_cast<int64_t>(ground.size());
+  if (n_ground <= kMinPixels || n - n_ground <= kMinPixels) return false;
+  const float far = quantile(ground, 0.99);
+  for (int64_t i = 0; i < n; ++i)
+    if (!(s[i] < kSkyThreshold)) d[i] = far;
+  return true;
+}
+
+void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models::ModelOutputs& out,
+                 const RunOptions& options, DepthResult& res) {
+  DACPP_CHECK(out.depth.rank() == 3 && out.depth.dim(0) == 1, ErrorCode::Internal, "postprocess: depth ",
+              shape_str(out.depth.shape()), ", expected [1, h, w]");
+  const int64_t ph = out.depth.dim(1), pw = out.depth.dim(2);
+  const int64_t sh = res.source_height, sw = res.source_width;
+  if (cfg.kind == models::ModelKind::Da2) {
+    res.depth = resized_copy(ctx, out.depth, sh, sw);
+    res.units = cfg.metric ? "metres" : "relative-disparity";
+    return;
+  }
+  Tensor depth = out.depth.reshape({ph, pw}).clone();
+  if (out.sky.defined()) fill_sky_depth(depth, out.sky.reshape({ph, pw}));
+  res.units = "relative-depth";
+  if (cfg.metric) {
+    res.units = "focal-normalised";
+    if (options.focal_px > 0) {
+      const double f = options.focal_px * 0.5 * (static_cast<double>(ph) / sh + static_cast<double>(pw) / sw);
+      const float k = static_cast<float>(f / 300.0);
+      float* d = depth.data<float>();
+      for (int64_t i = 0; i < depth.numel(); ++i) d[i] *= k;
+      res.units = "metres";
+    }
+  }
+  const bool back = options.resize_to_input;
+  res.depth = back ? resized_copy(ctx, depth.reshape({1, ph, pw}), sh, sw) : depth;
+  if (out.sky.defined()) res.sky = resized_copy(ctx, out.sky, back ? sh : ph, back ? sw : pw);
+}
+
+}  // namespace dacpp

@@ -1,0 +1,34 @@
+// AtomicFile: writes a file as `<path>.tmp` and renames it over `path` on commit(), so readers never see a
+// partial file. Every write is checked; failures throw Error{Io} naming the path and the OS error (fault site
+// "output.write" at each write). Destroying an uncommitted AtomicFile removes the temporary file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace dacpp {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, size_t n);
+  void write_zeros(size_t n);
+  size_t bytes_written() const { return written_; }
+  // Flushes to disk, closes and renames into place.
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);
+
+  std::string path_;
+  std::string tmp_path_;
+  int fd_ = -1;
+  size_t written_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace dacpp

@@ -1,0 +1,48 @@
+// Checkpoint import: official Depth Anything checkpoints → a ModelFile in the depth-anything.cpp GGUF layout
+// (shared/spec/gguf-compat.md §1), converted in memory, without Python.
+//
+// Accepted sources (shared/spec/models.md §1d):
+//   - DA2 official `.pth` (torch.save state dict, keys `pretrained.*`, `depth_head.*`);
+//   - a DA2 transformers `-hf` folder (model.safetensors + config.json; q/k/v are concatenated back into qkv);
+//   - a DA3 folder (model.safetensors + config.json with `model_name`; keys `model.*`): any-view S/B/L/G
+//     (with cam_dec, and the GS head for giant), mono/metric large, and nested giant+metric (one branch per
+//     call, see ImportOptions::nested_metric);
+//   - a bare `.safetensors` file of either family (detected from its keys; a DA3 file without config.json is
+//     classified by the presence of `camera_token`).
+// Every tensor is stored as f32 with its torch-order shape; names, metadata keys and types follow the spec.
+// Every source parameter is mapped or explicitly ignored (DA2 mask_token, DA3 cam_enc, the unused coarse levels
+// of the DualDPT aux head, and the whole aux head unless `with_aux`).
+//
+// Errors (Error{InvalidModel} unless noted), all naming the checkpoint path:
+//   an unmapped parameter, a missing required parameter, a parameter of the wrong shape, an unknown model_name or
+//   a depth without an out_layers rule, a corrupt file (from the readers); NotFound for a missing path or file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "formats/model_file.h"
+
+namespace dacpp {
+
+struct ImportOptions {
+  // DA2 metric models: the output scale in metres (20 Hypersim, 80 VKITTI). 0 = take it from the HF config or the
+  // file name ("hypersim" → 20, "vkitti" → 80), else the model is relative.
+  float max_depth = 0;
+  // `depthanything3.checkpoint_name`; empty = the file stem or folder name.
+  std::string name;
+  // DA3 any-view: also emit the DualDPT aux (ray) head, finest level only (depth-anything.cpp's --with-aux).
+  bool with_aux = false;
+  // DA3 nested checkpoints hold two networks, converted to two files as depth-anything.cpp does: false = the
+  // any-view giant (checkpoint_name "<name>-anyview"), true = the metric branch under m_vit / m_head
+  // ("<name>-metric"). Ignored for other checkpoints.
+  bool nested_metric = false;
+};
+
+std::shared_ptr<const ModelFile> import_checkpoint(const std::string& path, const ImportOptions& opt = {});
+
+// Writes `m` as GGUF (general.architecture first, then the other keys, then the tensors in record order).
+// Throws Io (from the writer) naming the path.
+void write_gguf(const ModelFile& m, const std::string& out_path);
+
+}  // namespace dacpp

@@ -1,0 +1,99 @@
+// ModelFile: the format-neutral weight index (style.md A9). One loaded model file (GGUF, or a checkpoint
+// converted in memory) = named tensors + typed metadata. Immutable after construction; safe to share across
+// threads. Tensor names and shapes are the depth-anything.cpp GGUF names (formats/tensor_names.h) with shapes in
+// **torch order** (the reverse of ggml `ne`).
+//
+// Every getter that can fail throws Error{InvalidModel} naming the file and the key or tensor:
+//   "model 'm.gguf': metadata key 'depthanything3.vit.depth' is missing"
+//   "model 'm.gguf': metadata key 'depthanything3.vit.depth' has type string, expected u32"
+//   "model 'm.gguf': tensor 'vit.blk.3.attn_qkv.weight' is missing"
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace dacpp {
+
+// GGUF metadata value types (the GGUF v3 type ids).
+enum class MetaType : uint32_t {
+  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7, String = 8, Array = 9, U64 = 10,
+  I64 = 11, F64 = 12,
+};
+const char* meta_type_name(MetaType t);
+
+struct MetaValue {
+  MetaType type = MetaType::U32;
+  MetaType elem_type = MetaType::U32;  // for arrays
+  // Scalars: integers in i (sign-extended or zero-extended), floats in f, bools in i (0/1).
+  int64_t i = 0;
+  uint64_t u = 0;                 // integers as unsigned bits (readers fill both); arrays: the element count
+  double f = 0;
+  std::string s;
+  std::vector<int64_t> ai;        // integer / bool arrays
+  std::vector<double> af;         // float arrays
+  std::vector<std::string> as;    // string arrays
+  size_t array_size() const;
+};
+
+struct TensorRecord {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;           // torch order
+  const void* data = nullptr;  // host bytes (mmap or owned)
+  size_t nbytes = 0;
+};
+
+class ModelFile {
+ public:
+  ModelFile(std::string path, std::map<std::string, MetaValue> meta, std::vector<TensorRecord> tensors,
+            std::shared_ptr<void> keepalive, size_t file_bytes);
+
+  const std::string& path() const { return path_; }
+  size_t file_bytes() const { return file_bytes_; }
+
+  // ---- tensors ----
+  bool has_tensor(const std::string& name) const;
+  const TensorRecord& record(const std::string& name) const;   // throws InvalidModel if missing
+  const std::vector<TensorRecord>& records() const { return tensors_; }
+  // The tensor as host f32: a zero-copy view for f32 storage, else dequantized (f16, bf16, q8_0, q4_K, q5_K,
+  // q6_K) into a new buffer. The view keeps the file mapping alive.
+  Tensor tensor_f32(const std::string& name) const;
+  // tensor_f32 plus a shape check: throws InvalidModel "tensor 'x' has shape [a,b], expected [c,d]".
+  Tensor tensor_f32(const std::string& name, const Shape& expected) const;
+
+  // ---- metadata (keys are full GGUF keys, e.g. "depthanything3.vit.depth") ----
+  const std::map<std::string, MetaValue>& metadata() const { return meta_; }
+  bool has_key(const std::string& key) const;
+  const MetaValue& value(const std::string& key) const;  // throws InvalidModel if missing
+  uint32_t get_u32(const std::string& key) const;        // accepts any non-negative integer type that fits
+  int32_t get_i32(const std::string& key) const;         // accepts any integer type that fits
+  float get_f32(const std::string& key) const;           // accepts f32/f64
+  bool get_bool(const std::string& key) const;
+  std::string get_string(const std::string& key) const;
+  std::vector<int32_t> get_i32_array(const std::string& key) const;
+  std::vector<float> get_f32_array(const std::string& key) const;
+  // Optional forms: return `fallback` when the key is absent, still throw on a wrong type.
+  uint32_t get_u32_or(const std::string& key, uint32_t fallback) const;
+  int32_t get_i32_or(const std::string& key, int32_t fallback) const;
+  float get_f32_or(const std::string& key, float fallback) const;
+  bool get_bool_or(const std::string& key, bool fallback) const;
+  std::string get_string_or(const std::string& key, const std::string& fallback) const;
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string path_;
+  std::map<std::string, MetaValue> meta_;
+  std::vector<TensorRecord> tensors_;
+  std::map<std::string, size_t> by_name_;
+  std::shared_ptr<void> keepalive_;
+  size_t file_bytes_ = 0;
+};
+
+}  // namespace dacpp

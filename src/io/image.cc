@@ -1,0 +1,104 @@
+// Image decoding through stb_image (linked from Debian's libstb), with limits checked from the header first.
+#include "io/image.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <stb_image.h>
+
+#include "core/error.h"
+#include "core/fault.h"
+#include "io/exif_orientation.h"
+
+namespace dacpp::io {
+
+Image::Image(int height, int width) {
+  DACPP_CHECK(height > 0 && width > 0, ErrorCode::InvalidArgument, "image size ", height, "x", width,
+              " must be positive");
+  height_ = height;
+  width_ = width;
+  pixels_.assign(static_cast<size_t>(height) * static_cast<size_t>(width) * kChannels, 0);
+}
+
+namespace {
+
+const char* stb_reason() {
+  const char* r = stbi_failure_reason();
+  return r != nullptr ? r : "unknown reason";
+}
+
+bool is_jpeg(const uint8_t* p, size_t n) { return n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF; }
+
+std::vector<uint8_t> read_whole_file(const std::string& path, const ImageLimits& limits) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR)
+      DACPP_THROW(ErrorCode::NotFound, "image file '", path, "' not found");
+    DACPP_THROW(ErrorCode::Io, "cannot open image file '", path, "': ", std::strerror(err));
+  }
+  DACPP_CHECK(!S_ISDIR(st.st_mode), ErrorCode::Io, "'", path, "' is a directory, not an image file");
+  DACPP_CHECK(st.st_size <= limits.max_file_bytes, ErrorCode::InvalidArgument, "image file '", path, "' is ",
+              static_cast<int64_t>(st.st_size), " bytes, over the limit of ", limits.max_file_bytes, " bytes");
+  DACPP_FAULT_POINT("file.read", ErrorCode::Io, "reading image file '", path, "'");
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) DACPP_THROW(ErrorCode::Io, "cannot open image file '", path, "': ", std::strerror(errno));
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  for (;;) {
+    const size_t got = std::fread(chunk, 1, sizeof(chunk), f.get());
+    bytes.insert(bytes.end(), chunk, chunk + got);
+    DACPP_CHECK(static_cast<int64_t>(bytes.size()) <= limits.max_file_bytes, ErrorCode::InvalidArgument,
+                "image file '", path, "' is over the limit of ", limits.max_file_bytes, " bytes");
+    if (got < sizeof(chunk)) break;
+  }
+  if (std::ferror(f.get())) DACPP_THROW(ErrorCode::Io, "cannot read image file '", path, "': ", std::strerror(errno));
+  return bytes;
+}
+
+}  // namespace
+
+Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
+  DACPP_FAULT_POINT("image.decode", ErrorCode::InvalidArgument, "decoding image '", name, "'");
+  DACPP_CHECK(bytes != nullptr && size > 0, ErrorCode::InvalidArgument, "image '", name, "' is empty (0 bytes)");
+  DACPP_CHECK(size <= static_cast<size_t>(INT_MAX), ErrorCode::InvalidArgument, "image '", name, "' is ", size,
+              " bytes, more than the decoder accepts");
+  const int len = static_cast<int>(size);
+  int w = 0, h = 0, comp = 0;
+  if (!stbi_info_from_memory(bytes, len, &w, &h, &comp))
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", stb_reason(),
+                " (supported: JPEG, PNG, BMP, TGA, GIF, PSD, HDR, PIC, PNM)");
+  const int64_t pixels = static_cast<int64_t>(w) * h;
+  DACPP_CHECK(w > 0 && h > 0 && pixels <= limits.max_pixels, ErrorCode::InvalidArgument, "image '", name, "' is ",
+              w, "x", h, " = ", pixels, " pixels, over the limit of ", limits.max_pixels, " pixels");
+  const bool jpeg = is_jpeg(bytes, size);
+  DACPP_CHECK(!jpeg || jpeg_looks_complete(bytes, size), ErrorCode::InvalidArgument, "cannot decode image '", name,
+              "': truncated or malformed JPEG (no complete marker structure and end-of-image marker)");
+  int dw = 0, dh = 0, dcomp = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(bytes, len, &dw, &dh, &dcomp, 3),
+                                               &stbi_image_free);
+  if (!px)
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h, "): ", stb_reason());
+  DACPP_CHECK(dw == w && dh == h, ErrorCode::InvalidArgument, "image '", name, "': header says ", w, "x", h,
+              " but the decoder produced ", dw, "x", dh);
+  Image img(h, w);
+  std::memcpy(img.data(), px.get(), img.size_bytes());
+  if (jpeg && limits.apply_exif_orientation) {
+    const int orientation = jpeg_exif_orientation(bytes, size);
+    if (orientation != 1) return apply_exif_orientation(img, orientation);
+  }
+  return img;
+}
+
+Image load_image(const std::string& path, const ImageLimits& limits) {
+  const std::vector<uint8_t> bytes = read_whole_file(path, limits);
+  DACPP_CHECK(!bytes.empty(), ErrorCode::InvalidArgument, "image file '", path, "' is empty (0 bytes)");
+  return load_image_from_memory(bytes.data(), bytes.size(), limits, path);
+}
+
+}  // namespace dacpp::io

@@ -1,0 +1,47 @@
+#include "layers/conv2d.h"
+
+namespace dacpp::layers {
+
+Conv2d::Conv2d(const ModelFile& mf, const std::string& prefix, const ConvSpec& spec)
+    : spec_(spec),
+      w_(fetch(mf, weight_name(prefix), {spec.out, spec.in, spec.kernel, spec.kernel})),
+      b_(fetch_bias(mf, prefix, spec.out, spec.bias)) {}
+
+Tensor Conv2d::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
+  // x: [N, in, H, W] → y: [N, out, OH, OW]
+  DACPP_CHECK(x.rank() == 4, ErrorCode::InvalidArgument, "conv '", w_.name(), "': input '", x.name(),
+              "' has shape ", shape_str(x.shape()), ", expected [N, C, H, W]");
+  const int64_t oh = (x.dim(2) + 2 * spec_.pad - spec_.kernel) / spec_.stride + 1;
+  const int64_t ow = (x.dim(3) + 2 * spec_.pad - spec_.kernel) / spec_.stride + 1;
+  DACPP_CHECK(oh > 0 && ow > 0, ErrorCode::InvalidArgument, "conv '", w_.name(), "': input ",
+              shape_str(x.shape()), " is smaller than the kernel");
+  Tensor y = ex.alloc({x.dim(0), spec_.out, oh, ow}, "conv.out");
+  forward_into(ex, x, y, act);
+  return y;
+}
+
+void Conv2d::forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act) const {
+  ops::Conv2dParams p;
+  p.stride_h = p.stride_w = spec_.stride;
+  p.pad_h = p.pad_w = spec_.pad;
+  ops::conv2d(ex.ctx, x, w_, b_, y, p, act);
+}
+
+ConvTranspose2d::ConvTranspose2d(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out,
+                                 int kernel)
+    : in_(in),
+      out_(out),
+      kernel_(kernel),
+      w_(fetch(mf, weight_name(prefix), {in, out, kernel, kernel})),
+      b_(fetch_bias(mf, prefix, out, Bias::Required)) {}
+
+Tensor ConvTranspose2d::forward(Exec& ex, const Tensor& x) const {
+  // x: [N, in, H, W] → y: [N, out, H·k, W·k]
+  DACPP_CHECK(x.rank() == 4, ErrorCode::InvalidArgument, "conv_transpose '", w_.name(), "': input '", x.name(),
+              "' has shape ", shape_str(x.shape()), ", expected [N, C, H, W]");
+  Tensor y = ex.alloc({x.dim(0), out_, x.dim(2) * kernel_, x.dim(3) * kernel_}, "conv_transpose.out");
+  ops::conv_transpose2d(ex.ctx, x, w_, b_, y, kernel_);
+  return y;
+}
+
+}  // namespace dacpp::layers

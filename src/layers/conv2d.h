@@ -1,0 +1,53 @@
+// Conv2d: torch nn.Conv2d (groups 1, square kernel k, stride s, padding p). Weight "<prefix>.weight"
+// [out, in, k, k], bias "<prefix>.bias" [out] per `bias`.
+#pragma once
+
+#include <string>
+
+#include "formats/model_file.h"
+#include "layers/exec.h"
+#include "layers/weights.h"
+#include "ops/conv2d.h"
+
+namespace dacpp::layers {
+
+struct ConvSpec {
+  int64_t in = 0, out = 0;
+  int kernel = 1, stride = 1, pad = 0;
+  Bias bias = Bias::Required;
+};
+
+class Conv2d {
+ public:
+  Conv2d(const ModelFile& mf, const std::string& prefix, const ConvSpec& spec);
+
+  // x: [N, in, H, W] → a new [N, out, OH, OW] activation (OH = (H + 2p − k) / s + 1).
+  Tensor forward(Exec& ex, const Tensor& x, ops::Activation act = ops::Activation::None) const;
+  // Same into a preallocated y (must not alias x).
+  void forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act = ops::Activation::None) const;
+
+  int64_t in_channels() const { return spec_.in; }
+  int64_t out_channels() const { return spec_.out; }
+  const Tensor& weight() const { return w_; }
+
+ private:
+  ConvSpec spec_;
+  Tensor w_, b_;
+};
+
+// ConvTranspose2d: torch nn.ConvTranspose2d with kernel == stride, padding 0 (the DPT resize layers).
+// Weight "<prefix>.weight" [in, out, k, k] (torch ConvTranspose layout), bias [out].
+class ConvTranspose2d {
+ public:
+  ConvTranspose2d(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, int kernel);
+
+  // x: [N, in, H, W] → a new [N, out, H·k, W·k] activation.
+  Tensor forward(Exec& ex, const Tensor& x) const;
+
+ private:
+  int64_t in_, out_;
+  int kernel_;
+  Tensor w_, b_;
+};
+
+}  // namespace dacpp::layers

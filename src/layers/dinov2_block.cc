@@ -1,0 +1,58 @@
+#include "layers/dinov2_block.h"
+
+#include "formats/tensor_names.h"
+#include "layers/mlp.h"
+#include "layers/swiglu.h"
+#include "layers/weights.h"
+#include "ops/elementwise.h"
+
+namespace dacpp::layers {
+namespace {
+
+SelfAttentionNames attention_names(const std::string& p, int i, bool qk_norm) {
+  SelfAttentionNames n;
+  n.qkv = names::vit_block(p, i, "attn_qkv");
+  n.proj = names::vit_block(p, i, "attn_proj");
+  if (qk_norm) {
+    n.q_norm = names::vit_block(p, i, "attn_qnorm");
+    n.k_norm = names::vit_block(p, i, "attn_knorm");
+  }
+  return n;
+}
+
+std::unique_ptr<FeedForward> make_ffn(const ModelFile& mf, const std::string& p, int i, const Dinov2BlockSpec& s) {
+  if (s.ffn == FfnKind::SwiGlu)
+    return std::make_unique<SwiGlu>(mf, names::vit_block(p, i, "mlp_w12"), names::vit_block(p, i, "mlp_w3"), s.dim,
+                                    s.ffn_hidden);
+  return std::make_unique<Mlp>(mf, names::vit_block(p, i, "mlp_fc1"), names::vit_block(p, i, "mlp_fc2"), s.dim,
+                               s.ffn_hidden);
+}
+
+Tensor optional_gamma(const ModelFile& mf, const std::string& name, int64_t dim) {
+  return mf.has_tensor(name) ? fetch(mf, name, {dim}) : Tensor();
+}
+
+}  // namespace
+
+Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const Dinov2BlockSpec& s)
+    : norm1_(mf, names::vit_block(p, i, "norm1"), s.dim, s.ln_eps),
+      norm2_(mf, names::vit_block(p, i, "norm2"), s.dim, s.ln_eps),
+      attn_(mf, attention_names(p, i, s.qk_norm), s.dim, s.num_heads),
+      ffn_(make_ffn(mf, p, i, s)),
+      ls1_(optional_gamma(mf, names::vit_block(p, i, "ls1"), s.dim)),
+      ls2_(optional_gamma(mf, names::vit_block(p, i, "ls2"), s.dim)) {}
+
+void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const std::vector<int32_t>* pos_yx) const {
+  // x: [B, N, C]
+  ArenaScope scope(ex.arena);
+  Tensor h = norm1_.forward(ex, x);
+  Tensor a = attn_.forward(ex, h, rope, pos_yx);
+  if (ls1_.defined()) ops::mul(ex.ctx, a, ls1_, a);
+  ops::add(ex.ctx, x, a, x);
+  norm2_.forward_into(ex, x, h);
+  Tensor m = ffn_->forward(ex, h);
+  if (ls2_.defined()) ops::mul(ex.ctx, m, ls2_, m);
+  ops::add(ex.ctx, x, m, x);
+}
+
+}  // namespace dacpp::layers

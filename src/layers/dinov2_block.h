@@ -1,0 +1,47 @@
+// Dinov2Block: the pre-norm ViT block of DINOv2 (model/dinov2/layers/block.py; DA2 dinov2_layers/block.py):
+//   x ← x + ls1 ⊙ attn(norm1(x));   x ← x + ls2 ⊙ ffn(norm2(x))
+// LayerScale gammas "<blk>.ls1" / "<blk>.ls2" [C] are applied when present (gguf-compat §1.4).
+// Names come from formats/tensor_names.h: vit_block(vit_prefix, index, leaf).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layers/feed_forward.h"
+#include "layers/layer_norm.h"
+#include "layers/self_attention.h"
+
+namespace dacpp::layers {
+
+enum class FfnKind { Mlp, SwiGlu };
+
+struct Dinov2BlockSpec {
+  int64_t dim = 0;
+  int64_t num_heads = 0;
+  int64_t ffn_hidden = 0;
+  FfnKind ffn = FfnKind::Mlp;
+  float ln_eps = 1e-6f;
+  bool qk_norm = false;  // fetch attn_qnorm / attn_knorm
+};
+
+class Dinov2Block {
+ public:
+  // vit_prefix: "vit" (or "m_vit"); index: the block number.
+  Dinov2Block(const ModelFile& mf, const std::string& vit_prefix, int index, const Dinov2BlockSpec& spec);
+
+  // x: [B, N, C], updated in place (the residual stream). rope/pos_yx as in SelfAttention::forward.
+  void forward(Exec& ex, Tensor& x, const Rope2d* rope = nullptr,
+               const std::vector<int32_t>* pos_yx = nullptr) const;
+
+  const SelfAttention& attention() const { return attn_; }
+
+ private:
+  LayerNorm norm1_, norm2_;
+  SelfAttention attn_;
+  std::unique_ptr<FeedForward> ffn_;
+  Tensor ls1_, ls2_;  // [C] or undefined
+};
+
+}  // namespace dacpp::layers

@@ -1,0 +1,48 @@
+#include "layers/feature_fusion_block.h"
+
+#include "ops/elementwise.h"
+#include "ops/resize.h"
+
+namespace dacpp::layers {
+namespace {
+
+ConvSpec conv1x1(int64_t f) {
+  ConvSpec s;
+  s.in = s.out = f;
+  return s;
+}
+
+}  // namespace
+
+FeatureFusionBlock::FeatureFusionBlock(const ModelFile& mf, const std::string& rc1_name, const std::string& rc2_name,
+                                       const std::string& out_name, int64_t features, bool lateral_unit)
+    : rcu2_(mf, rc2_name, features), out_conv_(mf, out_name, conv1x1(features)), features_(features) {
+  if (lateral_unit) rcu1_.emplace(mf, rc1_name, features);
+}
+
+Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h,
+                                   int64_t out_w) const {
+  // top, lateral: [N, F, h, w] → y: [N, F, out_h, out_w]
+  DACPP_CHECK(top.rank() == 4 && top.dim(1) == features_, ErrorCode::InvalidArgument, "fusion block: input '",
+              top.name(), "' has shape ", shape_str(top.shape()), ", expected [N, ", features_, ", h, w]");
+  if (out_h <= 0 || out_w <= 0) {
+    out_h = 2 * top.dim(2);
+    out_w = 2 * top.dim(3);
+  }
+  Tensor y = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.out");
+  ArenaScope scope(ex.arena);
+  Tensor merged = top;
+  if (rcu1_ && lateral.defined()) {
+    DACPP_CHECK(lateral.shape() == top.shape(), ErrorCode::InvalidArgument, "fusion block: lateral ",
+                shape_str(lateral.shape()), " does not match top ", shape_str(top.shape()));
+    merged = rcu1_->forward(ex, lateral);
+    ops::add(ex.ctx, merged, top, merged);
+  }
+  Tensor r = rcu2_.forward(ex, merged);
+  Tensor up = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.up");
+  ops::resize_bilinear(ex.ctx, r, up, /*align_corners=*/true);
+  out_conv_.forward_into(ex, up, y);
+  return y;
+}
+
+}  // namespace dacpp::layers

@@ -1,0 +1,36 @@
+// FeatureFusionBlock (DPT refinenet; model/dpt.py, DA2 util/blocks.py), no BatchNorm, expand=False:
+//   y = top [+ rcu1(lateral)];  y = rcu2(y);  y = bilinear(y, size or ×2, align_corners=True);  y = out_conv(y)
+// out_conv is 1×1 F → F with bias. Weights under the refinenet prefix (e.g. head_rn("head", 3, false, "")
+// without the trailing leaf): "<p>.rc1.*" (when `lateral_unit`), "<p>.rc2.*", "<p>.out.*".
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "layers/conv2d.h"
+#include "layers/residual_conv_unit.h"
+
+namespace dacpp::layers {
+
+class FeatureFusionBlock {
+ public:
+  // rc1_name / rc2_name / out_name: full name prefixes of the two residual units and the 1×1 conv.
+  // lateral_unit: whether rc1 exists and is applied to the lateral input (false for DA3 refinenet4; DA2
+  // refinenet4 has rc1 weights that upstream never uses: build with lateral_unit=false and they are ignored).
+  FeatureFusionBlock(const ModelFile& mf, const std::string& rc1_name, const std::string& rc2_name,
+                     const std::string& out_name, int64_t features, bool lateral_unit);
+
+  // top: [N, F, h, w]; lateral: [N, F, h, w] or undefined; out_h/out_w: the upsampled size (0 = ×2).
+  // Returns a new [N, F, out_h, out_w] activation.
+  Tensor forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h = 0, int64_t out_w = 0) const;
+
+  bool has_lateral_unit() const { return rcu1_.has_value(); }
+
+ private:
+  std::optional<ResidualConvUnit> rcu1_;
+  ResidualConvUnit rcu2_;
+  Conv2d out_conv_;
+  int64_t features_;
+};
+
+}  // namespace dacpp::layers

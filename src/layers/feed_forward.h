@@ -1,0 +1,17 @@
+// FeedForward: the token-wise FFN of a transformer block, [..., C] → [..., C]. Implemented by Mlp (fc1 → exact
+// GELU → fc2) and SwiGlu (w12 → silu(a)·b → w3).
+#pragma once
+
+#include "layers/exec.h"
+
+namespace dacpp::layers {
+
+class FeedForward {
+ public:
+  virtual ~FeedForward() = default;
+  // x: [..., C] → a new [..., C] activation.
+  virtual Tensor forward(Exec& ex, const Tensor& x) const = 0;
+  virtual int64_t hidden() const = 0;
+};
+
+}  // namespace dacpp::layers

@@ -1,0 +1,25 @@
+#include "layers/layer_norm.h"
+
+#include "layers/weights.h"
+#include "ops/layer_norm.h"
+
+namespace dacpp::layers {
+
+LayerNorm::LayerNorm(const ModelFile& mf, const std::string& prefix, int64_t dim, float eps)
+    : dim_(dim),
+      eps_(eps),
+      gamma_(fetch(mf, weight_name(prefix), {dim})),
+      beta_(fetch(mf, bias_name(prefix), {dim})) {}
+
+Tensor LayerNorm::forward(Exec& ex, const Tensor& x) const {
+  // x: [..., dim]
+  Tensor y = ex.alloc(x.shape(), "layer_norm.out");
+  forward_into(ex, x, y);
+  return y;
+}
+
+void LayerNorm::forward_into(Exec& ex, const Tensor& x, Tensor& y) const {
+  ops::layer_norm(ex.ctx, x, gamma_, beta_, eps_, y);
+}
+
+}  // namespace dacpp::layers

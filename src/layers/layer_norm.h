@@ -1,0 +1,30 @@
+// LayerNorm over the last dimension, torch nn.LayerNorm(dim, eps) with affine weights
+// "<prefix>.weight" [dim] and "<prefix>.bias" [dim].
+#pragma once
+
+#include <string>
+
+#include "formats/model_file.h"
+#include "layers/exec.h"
+
+namespace dacpp::layers {
+
+class LayerNorm {
+ public:
+  LayerNorm(const ModelFile& mf, const std::string& prefix, int64_t dim, float eps);
+
+  // x: [..., dim] → a new activation of the same shape.
+  Tensor forward(Exec& ex, const Tensor& x) const;
+  // x: [..., dim] → y (same shape; may alias x for in place).
+  void forward_into(Exec& ex, const Tensor& x, Tensor& y) const;
+
+  int64_t dim() const { return dim_; }
+  float eps() const { return eps_; }
+
+ private:
+  int64_t dim_;
+  float eps_;
+  Tensor gamma_, beta_;
+};
+
+}  // namespace dacpp::layers

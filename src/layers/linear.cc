@@ -1,0 +1,25 @@
+#include "layers/linear.h"
+
+#include "ops/linear.h"
+
+namespace dacpp::layers {
+
+Linear::Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias)
+    : in_(in), out_(out), w_(fetch(mf, weight_name(prefix), {out, in})), b_(fetch_bias(mf, prefix, out, bias)) {}
+
+Tensor Linear::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
+  // x: [..., in] → y: [..., out]
+  Shape s = x.shape();
+  DACPP_CHECK(!s.empty(), ErrorCode::InvalidArgument, "linear '", w_.name(), "': input '", x.name(),
+              "' is a scalar");
+  s.back() = out_;
+  Tensor y = ex.alloc(s, "linear.out");
+  forward_into(ex, x, y, act);
+  return y;
+}
+
+void Linear::forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act) const {
+  ops::linear(ex.ctx, x, w_, b_, y, act);
+}
+
+}  // namespace dacpp::layers

@@ -1,0 +1,32 @@
+// Linear: y = act(x · Wᵀ + b), torch nn.Linear. Weight "<prefix>.weight" [out, in], bias "<prefix>.bias" [out].
+#pragma once
+
+#include <string>
+
+#include "formats/model_file.h"
+#include "layers/exec.h"
+#include "layers/weights.h"
+
+namespace dacpp::layers {
+
+class Linear {
+ public:
+  // Fetches and shape-checks the weight and (per `bias`) the bias. Throws InvalidModel naming the tensor.
+  Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias = Bias::Required);
+
+  // x: [..., in] → a new [..., out] activation from the arena.
+  Tensor forward(Exec& ex, const Tensor& x, ops::Activation act = ops::Activation::None) const;
+  // Same, into a preallocated y: [..., out] (must not alias x).
+  void forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act = ops::Activation::None) const;
+
+  int64_t in_features() const { return in_; }
+  int64_t out_features() const { return out_; }
+  const Tensor& weight() const { return w_; }
+  const Tensor& bias() const { return b_; }
+
+ private:
+  int64_t in_, out_;
+  Tensor w_, b_;
+};
+
+}  // namespace dacpp::layers

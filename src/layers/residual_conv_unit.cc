@@ -1,0 +1,34 @@
+#include "layers/residual_conv_unit.h"
+
+#include "ops/elementwise.h"
+
+namespace dacpp::layers {
+namespace {
+
+ConvSpec conv3x3(int64_t f) {
+  ConvSpec s;
+  s.in = s.out = f;
+  s.kernel = 3;
+  s.pad = 1;
+  return s;
+}
+
+}  // namespace
+
+ResidualConvUnit::ResidualConvUnit(const ModelFile& mf, const std::string& prefix, int64_t features)
+    : conv1_(mf, prefix + ".c1", conv3x3(features)), conv2_(mf, prefix + ".c2", conv3x3(features)) {}
+
+Tensor ResidualConvUnit::forward(Exec& ex, const Tensor& x) const {
+  // x: [N, F, H, W]
+  Tensor y = ex.alloc(x.shape(), "rcu.out");
+  ops::unary(ex.ctx, ops::Unary::Relu, x, y);
+  {
+    ArenaScope scope(ex.arena);
+    Tensor h = conv1_.forward(ex, y, ops::Activation::Relu);
+    conv2_.forward_into(ex, h, y);
+  }
+  ops::add(ex.ctx, y, x, y);
+  return y;
+}
+
+}  // namespace dacpp::layers

@@ -1,0 +1,55 @@
+#include "layers/self_attention.h"
+
+#include <cmath>
+
+#include "ops/attention.h"
+#include "ops/permute.h"
+
+namespace dacpp::layers {
+
+SelfAttention::SelfAttention(const ModelFile& mf, const SelfAttentionNames& names, int64_t dim, int64_t num_heads)
+    : dim_(dim),
+      heads_(num_heads),
+      head_dim_(num_heads > 0 ? dim / num_heads : 0),
+      qkv_(mf, names.qkv, dim, 3 * dim, Bias::IfPresent),
+      proj_(mf, names.proj, dim, dim, Bias::IfPresent) {
+  DACPP_CHECK(num_heads > 0 && dim % num_heads == 0, ErrorCode::InvalidModel, "attention '", names.qkv,
+              "': width ", dim, " is not divisible by ", num_heads, " heads");
+  if (!names.q_norm.empty()) q_norm_.emplace(mf, names.q_norm, head_dim_, kQkNormEps);
+  if (!names.k_norm.empty()) k_norm_.emplace(mf, names.k_norm, head_dim_, kQkNormEps);
+  DACPP_CHECK(q_norm_.has_value() == k_norm_.has_value(), ErrorCode::InvalidModel, "attention '", names.qkv,
+              "': q-norm and k-norm must both be present or both absent");
+}
+
+Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope,
+                              const std::vector<int32_t>* pos_yx) const {
+  // x: [B, N, C] → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D] → y: [B, N, C]
+  DACPP_CHECK(x.rank() == 3 && x.dim(2) == dim_, ErrorCode::InvalidArgument, "attention: input '", x.name(),
+              "' has shape ", shape_str(x.shape()), ", expected [B, N, ", dim_, "]");
+  const int64_t b = x.dim(0), n = x.dim(1);
+  Tensor y = ex.alloc({b, n, dim_}, "attn.out");
+  ArenaScope scope(ex.arena);
+  Tensor qkv = qkv_.forward(ex, x);
+  Tensor heads = ex.alloc({3, b, heads_, n, head_dim_}, "attn.qkv_heads");
+  ops::permute(ex.ctx, qkv.reshape({b, n, 3, heads_, head_dim_}), {2, 0, 3, 1, 4}, heads);
+  const Shape hs = {b, heads_, n, head_dim_};
+  Tensor q = heads.slice0(0, 1).reshape(hs);
+  Tensor k = heads.slice0(1, 2).reshape(hs);
+  Tensor v = heads.slice0(2, 3).reshape(hs);
+  if (q_norm_) {
+    q_norm_->forward_into(ex, q, q);
+    k_norm_->forward_into(ex, k, k);
+  }
+  if (rope != nullptr) {
+    DACPP_CHECK(pos_yx != nullptr, ErrorCode::Internal, "attention: rope without positions");
+    rope->apply(ex, q, *pos_yx);
+    rope->apply(ex, k, *pos_yx);
+  }
+  Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
+  ops::attention(ex.ctx, q, k, v, scale, o);
+  proj_.forward_into(ex, o.reshape({b, n, dim_}), y);
+  return y;
+}
+
+}  // namespace dacpp::layers

@@ -1,0 +1,44 @@
+// SelfAttention: DINOv2 multi-head attention (model/dinov2/layers/attention.py).
+//   qkv: Linear(C → 3C) laid out q | k | v, each heads × head_dim; optional per-head qk-norm (LayerNorm(head_dim),
+//   eps 1e-5) on q and k; optional 2-D RoPE on q and k (after qk-norm); softmax(q·kᵀ/√D)·v; proj: Linear(C → C).
+// Weights: "<qkv_prefix>.weight" [3C, C], ".bias" [3C] (used when present); "<proj_prefix>.*" [C, C] / [C];
+// qk-norm "<q_norm_prefix>.*", "<k_norm_prefix>.*" [head_dim] when those prefixes are non-empty.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "layers/layer_norm.h"
+#include "layers/linear.h"
+#include "layers/rope2d.h"
+
+namespace dacpp::layers {
+
+struct SelfAttentionNames {
+  std::string qkv, proj;
+  std::string q_norm, k_norm;  // empty: no qk-norm
+};
+
+class SelfAttention {
+ public:
+  static constexpr float kQkNormEps = 1e-5f;
+
+  SelfAttention(const ModelFile& mf, const SelfAttentionNames& names, int64_t dim, int64_t num_heads);
+
+  // x: [B, N, C] → a new [B, N, C] activation. rope/pos_yx: rotate q and k by token positions (2·N values,
+  // row, column) when rope is non-null.
+  Tensor forward(Exec& ex, const Tensor& x, const Rope2d* rope = nullptr,
+                 const std::vector<int32_t>* pos_yx = nullptr) const;
+
+  bool has_qk_norm() const { return q_norm_.has_value(); }
+  int64_t num_heads() const { return heads_; }
+  int64_t head_dim() const { return head_dim_; }
+
+ private:
+  int64_t dim_, heads_, head_dim_;
+  Linear qkv_, proj_;
+  std::optional<LayerNorm> q_norm_, k_norm_;
+};
+
+}  // namespace dacpp::layers

@@ -1,0 +1,24 @@
+// SwiGlu: the ViT-g FFN (SwiGLUFFNFused): w12 (C → 2h), split into halves a | b, silu(a) · b, w3 (h → C).
+// Upstream: model/dinov2/layers/swiglu_ffn.py (DA3), depth_anything_v2/dinov2_layers/swiglu_ffn.py (DA2).
+#pragma once
+
+#include <string>
+
+#include "layers/feed_forward.h"
+#include "layers/linear.h"
+
+namespace dacpp::layers {
+
+class SwiGlu final : public FeedForward {
+ public:
+  SwiGlu(const ModelFile& mf, const std::string& w12_prefix, const std::string& w3_prefix, int64_t dim,
+         int64_t hidden);
+
+  Tensor forward(Exec& ex, const Tensor& x) const override;
+  int64_t hidden() const override { return w3_.in_features(); }
+
+ private:
+  Linear w12_, w3_;
+};
+
+}  // namespace dacpp::layers

@@ -1,0 +1,41 @@
+// DepthModel: one network version (design.md §2: one class per model version, chosen by a factory).
+// Immutable after construction (weights are const views); forward() uses only the RunState it is given, so one
+// instance serves many Runners on different threads.
+#pragma once
+
+#include <memory>
+
+#include "formats/model_file.h"
+#include "models/model_config.h"
+#include "models/run_state.h"
+
+namespace dacpp::models {
+
+// Raw network outputs at the model-input resolution, arena tensors valid until the Runner's next forward.
+struct ModelOutputs {
+  Tensor depth;  // [B, H, W]: DA2 relative disparity (≥ 0), DA2 metric metres, DA3 depth (exp)
+  Tensor sky;    // [B, H, W] (ReLU, ≥ 0) for DA3 mono/metric; undefined otherwise
+};
+
+class DepthModel {
+ public:
+  explicit DepthModel(ModelConfig cfg) : cfg_(std::move(cfg)) {}
+  virtual ~DepthModel() = default;
+  DepthModel(const DepthModel&) = delete;
+  DepthModel& operator=(const DepthModel&) = delete;
+
+  const ModelConfig& config() const { return cfg_; }
+
+  // images: [B, 3, H, W] f32, normalised, H and W multiples of the patch size. Throws InvalidArgument on a bad
+  // shape. Stage dumps go to rs.dumps when set.
+  virtual ModelOutputs forward(RunState& rs, const Tensor& images) const = 0;
+
+ private:
+  ModelConfig cfg_;
+};
+
+// Builds the class for cfg.kind, fetching and shape-checking every tensor it needs (InvalidModel naming the
+// first missing/misshapen tensor). Unsupported for model versions not implemented yet (DA3 any-view, nested).
+std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig& cfg);
+
+}  // namespace dacpp::models

@@ -1,0 +1,185 @@
+#include "models/model_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "formats/tensor_names.h"
+
+namespace dacpp::models {
+namespace {
+
+using names::key;
+
+template <typename V>
+void require(bool ok, const ModelFile& mf, const std::string& k, const V& value, const char* rule) {
+  if (!ok)
+    DACPP_THROW(ErrorCode::InvalidModel, "model '", mf.path(), "': metadata key '", k, "' = ", value, ": ", rule);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+void parse_ffn(const ModelFile& mf, VitConfig& v) {
+  const std::string fc1 = names::vit_block("vit", 0, "mlp_fc1.weight");
+  const std::string w12 = names::vit_block("vit", 0, "mlp_w12.weight");
+  const std::string k = key("vit.ffn_type");
+  std::string type = mf.get_string_or(k, mf.has_tensor(w12) ? "swiglu" : "mlp");
+  require(type == "mlp" || type == "swiglu", mf, k, type, "must be 'mlp' or 'swiglu'");
+  v.ffn = type == "swiglu" ? layers::FfnKind::SwiGlu : layers::FfnKind::Mlp;
+  const TensorRecord& r = mf.record(v.ffn == layers::FfnKind::SwiGlu ? w12 : fc1);
+  if (r.shape.size() != 2 || r.shape[0] <= 0 || (v.ffn == layers::FfnKind::SwiGlu && r.shape[0] % 2 != 0))
+    DACPP_THROW(ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", r.name, "' has shape ",
+                shape_str(r.shape), ", expected [hidden", v.ffn == layers::FfnKind::SwiGlu ? "·2" : "", ", ",
+                v.embed_dim, "]");
+  v.ffn_hidden = v.ffn == layers::FfnKind::SwiGlu ? r.shape[0] / 2 : r.shape[0];
+}
+
+void parse_out_layers(const ModelFile& mf, VitConfig& v) {
+  const std::string k = key("vit.out_layers");
+  const std::vector<int32_t> ol = mf.get_i32_array(k);
+  std::string s = "[";
+  for (size_t i = 0; i < ol.size(); ++i) s += (i ? "," : "") + std::to_string(ol[i]);
+  s += "]";
+  require(ol.size() == 4, mf, k, s, "must have exactly 4 entries");
+  for (size_t i = 0; i < 4; ++i) {
+    require(ol[i] >= 0 && ol[i] < v.depth, mf, k, s, "every entry must be in [0, vit.depth)");
+    require(i == 0 || ol[i] > ol[i - 1], mf, k, s, "entries must be strictly increasing");
+    v.out_layers[i] = ol[i];
+  }
+}
+
+VitConfig parse_vit(const ModelFile& mf, bool da3) {
+  VitConfig v;
+  v.embed_dim = mf.get_u32(key("vit.embed_dim"));
+  v.depth = mf.get_u32(key("vit.depth"));
+  v.num_heads = mf.get_u32(key("vit.num_heads"));
+  v.head_dim = mf.get_u32(key("vit.head_dim"));
+  require(v.embed_dim > 0, mf, key("vit.embed_dim"), v.embed_dim, "must be > 0");
+  require(v.depth > 0, mf, key("vit.depth"), v.depth, "must be > 0");
+  require(v.num_heads > 0, mf, key("vit.num_heads"), v.num_heads, "must be > 0");
+  require(v.head_dim > 0 && v.head_dim * v.num_heads == v.embed_dim, mf, key("vit.head_dim"), v.head_dim,
+          "must be > 0 with vit.num_heads · vit.head_dim == vit.embed_dim");
+  v.patch_size = static_cast<int>(mf.get_u32_or(key("patch_size"), 14));
+  require(v.patch_size > 0, mf, key("patch_size"), v.patch_size, "must be > 0");
+  v.pos_embed_grid = static_cast<int>(mf.get_u32(key("vit.pos_embed_grid")));
+  require(v.pos_embed_grid > 0, mf, key("vit.pos_embed_grid"), v.pos_embed_grid, "must be > 0");
+  const uint32_t regs = mf.get_u32_or(key("vit.num_register_tokens"), 0);
+  require(regs == 0, mf, key("vit.num_register_tokens"), regs, "register tokens are not supported");
+  int* starts[] = {&v.alt_start, &v.rope_start, &v.qknorm_start};
+  const char* start_keys[] = {"vit.alt_start", "vit.rope_start", "vit.qknorm_start"};
+  for (size_t i = 0; i < 3; ++i) {
+    *starts[i] = mf.get_i32_or(key(start_keys[i]), -1);
+    require(*starts[i] >= -1 && *starts[i] < v.depth, mf, key(start_keys[i]), *starts[i],
+            "must be -1 (off) or a block index < vit.depth");
+  }
+  v.rope_freq = mf.get_f32_or(key("vit.rope_freq"), 100.f);
+  require(std::isfinite(v.rope_freq) && v.rope_freq > 0, mf, key("vit.rope_freq"), v.rope_freq, "must be > 0");
+  require(v.rope_start == -1 || v.head_dim % 4 == 0, mf, key("vit.head_dim"), v.head_dim,
+          "must be a multiple of 4 for 2-D RoPE");
+  v.cat_token = mf.get_bool_or(key("vit.cat_token"), da3 && v.alt_start != -1);
+  v.ln_eps = mf.get_f32_or(key("vit.ln_eps"), 1e-6f);
+  require(std::isfinite(v.ln_eps) && v.ln_eps > 0, mf, key("vit.ln_eps"), v.ln_eps, "must be > 0");
+  v.final_norm_eps = da3 ? 1e-5f : v.ln_eps;
+  v.interpolate_offset = mf.get_f32_or(key("vit.interpolate_offset"), 0.1f);
+  require(std::isfinite(v.interpolate_offset) && v.interpolate_offset >= 0 && v.interpolate_offset < 1, mf,
+          key("vit.interpolate_offset"), v.interpolate_offset, "must be in [0, 1)");
+  parse_out_layers(mf, v);
+  parse_ffn(mf, v);
+  return v;
+}
+
+HeadConfig parse_head(const ModelFile& mf, bool da3) {
+  HeadConfig h;
+  h.features = mf.get_u32(key("head.features"));
+  require(h.features > 0 && h.features % 2 == 0, mf, key("head.features"), h.features, "must be even and > 0");
+  const std::string ok = key("head.out_channels");
+  const std::vector<int32_t> oc = mf.get_i32_array(ok);
+  require(oc.size() == 4, mf, ok, oc.size(), "must have exactly 4 entries");
+  for (size_t i = 0; i < 4; ++i) {
+    require(oc[i] > 0, mf, ok, oc[i], "every entry must be > 0");
+    h.out_channels[i] = oc[i];
+  }
+  const std::string out2b = names::head("head", "scratch.out2b.weight");
+  const TensorRecord& r = mf.record(out2b);
+  if (r.shape.size() != 4 || r.shape[0] <= 0)
+    DACPP_THROW(ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", out2b, "' has shape ",
+                shape_str(r.shape), ", expected [output_dim, 32, 1, 1]");
+  h.output_dim = r.shape[0];
+  h.has_norm = mf.has_tensor(names::head("head", "norm.weight"));
+  h.has_sky = mf.has_tensor(names::head("head", "scratch.sky_out2b.weight"));
+  h.pos_embed = mf.get_bool_or(key("head.pos_embed"), da3 && !h.has_sky);
+  h.max_depth = mf.get_f32_or(key("head.max_depth"), 0.f);
+  require(std::isfinite(h.max_depth) && h.max_depth >= 0, mf, key("head.max_depth"), h.max_depth,
+          "must be >= 0");
+  return h;
+}
+
+ImageConfig parse_img(const ModelFile& mf, bool da3) {
+  ImageConfig c;
+  for (const char* name : {"img.mean", "img.std"}) {
+    const std::string k = key(name);
+    if (!mf.has_key(k)) continue;
+    const std::vector<float> v = mf.get_f32_array(k);
+    require(v.size() == 3, mf, k, v.size(), "must have 3 entries (RGB)");
+    const bool is_std = std::string(name) == "img.std";
+    for (size_t i = 0; i < 3; ++i) {
+      require(std::isfinite(v[i]) && (!is_std || v[i] > 0), mf, k, v[i], is_std ? "must be > 0" : "must be finite");
+      (is_std ? c.std : c.mean)[i] = v[i];
+    }
+  }
+  const std::string mode = mf.get_string_or(key("img.resize_mode"), da3 ? "upper_bound" : "lower_bound");
+  require(mode.rfind("upper", 0) == 0 || mode.rfind("lower", 0) == 0, mf, key("img.resize_mode"), mode,
+          "must be 'upper_bound' or 'lower_bound'");
+  c.resize_mode = mode.rfind("lower", 0) == 0 ? ResizeMode::LowerBound : ResizeMode::UpperBound;
+  c.resize_target = static_cast<int>(mf.get_u32_or(key("img.resize_target"), da3 ? 504 : 518));
+  require(c.resize_target > 0 && c.resize_target <= 8192, mf, key("img.resize_target"), c.resize_target,
+          "must be in (0, 8192]");
+  return c;
+}
+
+ModelKind detect_kind(const ModelFile& mf, const ModelConfig& c) {
+  if (c.arch == names::kArchDA2) return ModelKind::Da2;
+  if (mf.has_key(names::metric_key("vit.embed_dim"))) return ModelKind::Da3Nested;
+  if (c.head.has_sky && c.head.output_dim == 1) return ModelKind::Da3Mono;
+  return ModelKind::Da3AnyView;
+}
+
+}  // namespace
+
+const char* model_kind_name(ModelKind k) {
+  switch (k) {
+    case ModelKind::Da2: return "DA2";
+    case ModelKind::Da3Mono: return "DA3 mono/metric";
+    case ModelKind::Da3AnyView: return "DA3 any-view";
+    case ModelKind::Da3Nested: return "DA3 nested";
+  }
+  return "?";
+}
+
+ModelConfig ModelConfig::from_file(const ModelFile& mf) {
+  ModelConfig c;
+  c.arch = mf.get_string(key("arch"));
+  require(c.arch == names::kArchDA2 || c.arch == names::kArchDA3, mf, key("arch"), c.arch,
+          "must be 'depthanything2' or 'depthanything3'");
+  const bool da3 = c.arch == names::kArchDA3;
+  c.checkpoint_name = mf.get_string_or(key("checkpoint_name"), "");
+  c.vit = parse_vit(mf, da3);
+  c.head = parse_head(mf, da3);
+  c.img = parse_img(mf, da3);
+  c.kind = detect_kind(mf, c);
+  c.metric = da3 ? upper(c.checkpoint_name).find("METRIC") != std::string::npos : c.head.max_depth > 0;
+  if (c.kind == ModelKind::Da2 || c.kind == ModelKind::Da3Mono) {
+    require(!c.head.pos_embed, mf, key("head.pos_embed"), "true", "the DPT head of this model has no UV embedding");
+    require(c.head.output_dim == 1, mf, names::head("head", "scratch.out2b.weight") + " output channels",
+            c.head.output_dim, "must be 1");
+    require(!c.vit.cat_token && c.vit.alt_start == -1, mf, key("vit.alt_start"), c.vit.alt_start,
+            "a single-view model has no alternating attention or cat_token");
+  }
+  if (c.kind == ModelKind::Da2) require(!c.head.has_sky, mf, key("arch"), c.arch, "DA2 has no sky head");
+  return c;
+}
+
+}  // namespace dacpp::models

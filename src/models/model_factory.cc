@@ -1,0 +1,21 @@
+#include "models/da2_model.h"
+#include "models/da3_mono_model.h"
+#include "models/depth_model.h"
+
+namespace dacpp::models {
+
+std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig& cfg) {
+  switch (cfg.kind) {
+    case ModelKind::Da2:
+      return std::make_unique<Da2Model>(mf, cfg);
+    case ModelKind::Da3Mono:
+      return std::make_unique<Da3MonoModel>(mf, cfg);
+    case ModelKind::Da3AnyView:
+    case ModelKind::Da3Nested:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, "model '", mf.path(), "': ", model_kind_name(cfg.kind),
+              " models are not supported yet (DA2 and DA3 mono/metric are)");
+}
+
+}  // namespace dacpp::models

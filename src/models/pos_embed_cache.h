@@ -1,0 +1,46 @@
+// Position-embedding interpolation of DINOv2 (identical in DA2 and DA3, `interpolate_pos_encoding`), and the
+// bounded per-Runner cache of its results (design.md §3: caches are owned by a Runner, never global).
+//
+// The stored table covers an M×M patch grid (M = 37). For a gh×gw grid other than exactly M×M, the patch part is
+// resized with bicubic (A = −0.75), align_corners=False, no antialias, and a *scale factor* of
+// ((gh + offset)/M, (gw + offset)/M): source coordinates are (dst + 0.5)·M/(g + offset) − 0.5, not M/g.
+// With offset 0 upstream passes size=(gh, gw) instead, i.e. the plain M/g step.
+#pragma once
+
+#include <cstdint>
+#include <list>
+
+#include "core/tensor.h"
+#include "ops/context.h"
+
+namespace dacpp::models {
+
+// patch_table: [M·M, E] (the pos_embed rows after the cls row) → a new owned [gh·gw, E] tensor.
+// Throws InvalidArgument on a bad grid or table shape.
+Tensor interpolate_pos_embed(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw,
+                             float offset);
+
+class PosEmbedCache {
+ public:
+  explicit PosEmbedCache(size_t capacity = 8) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  // The [gh·gw, E] patch table for grid gh×gw: `patch_table` itself when gh == gw == grid, else the
+  // interpolated table, computed once and kept (least recently used evicted beyond capacity).
+  Tensor get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw, float offset);
+
+  size_t size() const { return entries_.size(); }
+  size_t capacity() const { return capacity_; }
+  void clear() { entries_.clear(); }
+
+ private:
+  struct Entry {
+    const void* table;  // identity of the source weights (a Runner may hold several backbones)
+    int64_t gh, gw;
+    float offset;
+    Tensor value;
+  };
+  size_t capacity_;
+  std::list<Entry> entries_;  // most recently used first
+};
+
+}  // namespace dacpp::models

@@ -1,0 +1,30 @@
+// RunState: everything a model's forward uses that is not a weight — the op context and activation arena
+// (layers::Exec), the Runner's per-shape caches, and an optional sink for per-stage dumps (parity tests).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "layers/exec.h"
+#include "models/pos_embed_cache.h"
+
+namespace dacpp::models {
+
+// Per-stage copies of intermediate tensors, by name ("feat0".."feat3", "rn1".."rn4", "depth", "sky").
+// Host copies: they outlive the forward's arena.
+struct ForwardDumps {
+  std::map<std::string, Tensor> tensors;
+  void put(const std::string& name, const Tensor& t) { tensors[name] = t.clone(); }
+};
+
+struct RunState {
+  layers::Exec& ex;
+  PosEmbedCache& pos_cache;
+  ForwardDumps* dumps = nullptr;  // null: no dumps
+
+  void dump(const std::string& name, const Tensor& t) const {
+    if (dumps != nullptr) dumps->put(name, t);
+  }
+};
+
+}  // namespace dacpp::models

@@ -1,0 +1,40 @@
+#include "ops/attention.h"
+
+#include <cmath>
+
+#include "backends/cpu/cpu_ops.h"
+#include "ops/op_checks.h"
+
+namespace dacpp::ops {
+
+void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  using namespace detail;
+  constexpr const char* op = "attention";
+  check_input(ctx, op, "q", q);
+  check_input(ctx, op, "k", k);
+  check_input(ctx, op, "v", v);
+  check_input(ctx, op, "out", out);
+  check_rank(op, "q", q, 4);
+  check_rank(op, "k", k, 4);
+  const int64_t b = q.dim(0), h = q.dim(1), nq = q.dim(2), d = q.dim(3);
+  DACPP_CHECK(k.dim(0) == b && k.dim(1) == h && k.dim(3) == d, ErrorCode::InvalidArgument, op, ": tensor ",
+              label("k", k), " has shape ", shape_str(k.shape()), " but ", label("q", q), " has shape ",
+              shape_str(q.shape()), " (batch, heads and head dim must match)");
+  check_shape(op, "v", v, k.shape());
+  check_shape(op, "out", out, {b, nq, h, d});
+  DACPP_CHECK(k.dim(2) > 0 || out.numel() == 0, ErrorCode::InvalidArgument, op, ": ", label("k", k),
+              " has no keys (shape ", shape_str(k.shape()), ")");
+  DACPP_CHECK(std::isfinite(scale), ErrorCode::InvalidArgument, op, ": scale ", scale, " is not finite");
+  check_no_alias(op, "out", out, "q", q);
+  check_no_alias(op, "out", out, "k", k);
+  check_no_alias(op, "out", out, "v", v);
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::attention(ctx.cpu(), q, k, v, scale, out);
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+}  // namespace dacpp::ops

@@ -1,0 +1,78 @@
+#include "ops/conv2d.h"
+
+#include "backends/cpu/cpu_ops.h"
+#include "ops/op_checks.h"
+
+namespace dacpp::ops {
+namespace {
+
+// Output extent of a convolution along one axis, or throws naming the op and the numbers.
+int64_t conv_out(const char* op, const char* axis, int64_t in, int64_t k, int stride, int pad) {
+  DACPP_CHECK(stride >= 1 && pad >= 0, ErrorCode::InvalidArgument, op, ": stride ", stride, " / padding ", pad,
+              " along ", axis, " (need stride >= 1, padding >= 0)");
+  DACPP_CHECK(k >= 1 && in + 2 * pad >= k, ErrorCode::InvalidArgument, op, ": kernel ", k, " along ", axis,
+              " does not fit input ", in, " with padding ", pad);
+  return (in + 2 * pad - k) / stride + 1;
+}
+
+void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
+                  const Tensor& y) {
+  using namespace detail;
+  check_input(ctx, op, "x", x);
+  check_input(ctx, op, "w", w);
+  check_input(ctx, op, "y", y);
+  if (bias.defined()) check_input(ctx, op, "bias", bias);
+  check_rank(op, "x", x, 4);
+  check_rank(op, "w", w, 4);
+  check_no_alias(op, "y", y, "x", x);
+}
+
+}  // namespace
+
+void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
+            Activation act) {
+  using namespace detail;
+  constexpr const char* op = "conv2d";
+  check_common(ctx, op, x, w, bias, y);
+  const int64_t o = w.dim(0);
+  DACPP_CHECK(w.dim(1) == x.dim(1), ErrorCode::InvalidArgument, op, ": ", label("w", w), " has shape ",
+              shape_str(w.shape()), " but ", label("x", x), " has shape ", shape_str(x.shape()),
+              " (input channels differ)");
+  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
+  const int64_t oh = conv_out(op, "height", x.dim(2), w.dim(2), p.stride_h, p.pad_h);
+  const int64_t ow = conv_out(op, "width", x.dim(3), w.dim(3), p.stride_w, p.pad_w);
+  check_shape(op, "y", y, {x.dim(0), o, oh, ow});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      const cpu::ConvGeometry g{p.stride_h, p.stride_w, p.pad_h, p.pad_w};
+      const cpu::Epilogue e = act == Activation::Relu ? cpu::Epilogue::Relu : cpu::Epilogue::None;
+      return cpu::conv2d(ctx.cpu(), x, w, bias, y, g, e);
+    }
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
+  using namespace detail;
+  constexpr const char* op = "conv_transpose2d";
+  check_common(ctx, op, x, w, bias, y);
+  const int64_t o = w.dim(1), kk = w.dim(2);
+  DACPP_CHECK(w.dim(0) == x.dim(1) && w.dim(3) == kk && kk >= 1, ErrorCode::InvalidArgument, op, ": ",
+              label("w", w), " has shape ", shape_str(w.shape()), " but ", label("x", x), " has shape ",
+              shape_str(x.shape()), " (expected w [C_in=", x.dim(1), ", C_out, K, K])");
+  DACPP_CHECK(stride >= 1, ErrorCode::InvalidArgument, op, ": stride ", stride, " must be >= 1");
+  check_shape(op, "y", y, {x.dim(0), o, (x.dim(2) - 1) * stride + kk, (x.dim(3) - 1) * stride + kk});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::conv_transpose2d(ctx.cpu(), x, w, bias, y, stride);
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+}  // namespace dacpp::ops

@@ -1,0 +1,26 @@
+// conv2d (cross-correlation, as torch.nn.Conv2d, groups = 1, dilation = 1):
+//   x:    [N, C, H, W] f32     w: [O, C, KH, KW] f32     bias: [O] f32 or undefined
+//   y:    [N, O, OH, OW] f32, OH = (H + 2·pad_h − KH) / stride_h + 1 (likewise OW); may not alias x
+//   act:  fused epilogue (None or Relu)
+// conv_transpose2d (as torch.nn.ConvTranspose2d, padding 0, output_padding 0):
+//   x:    [N, C, H, W]         w: [C, O, K, K] (torch ConvTranspose layout)        bias: [O] or undefined
+//   y:    [N, O, (H−1)·stride + K, (W−1)·stride + K]
+// Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
+#pragma once
+
+#include "core/tensor.h"
+#include "ops/context.h"
+
+namespace dacpp::ops {
+
+struct Conv2dParams {
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+};
+
+void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+            const Conv2dParams& p = {}, Activation act = Activation::None);
+
+void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+
+}  // namespace dacpp::ops

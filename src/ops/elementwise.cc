@@ -1,0 +1,71 @@
+#include "ops/elementwise.h"
+
+#include "backends/cpu/cpu_ops.h"
+#include "ops/op_checks.h"
+
+namespace dacpp::ops {
+namespace {
+
+cpu::UnaryKind to_cpu(Unary k) {
+  switch (k) {
+    case Unary::Gelu: return cpu::UnaryKind::Gelu;
+    case Unary::Silu: return cpu::UnaryKind::Silu;
+    case Unary::Relu: return cpu::UnaryKind::Relu;
+    case Unary::Exp: return cpu::UnaryKind::Exp;
+    case Unary::Sigmoid: return cpu::UnaryKind::Sigmoid;
+  }
+  DACPP_THROW(ErrorCode::InvalidArgument, "unary: unknown kind ", static_cast<int>(k));
+}
+
+// b broadcasts against a (right-aligned; each b dim is 1 or equal), y has a's shape.
+void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
+  using namespace detail;
+  check_input(ctx, op, "a", a);
+  check_input(ctx, op, "b", b);
+  check_input(ctx, op, "y", y);
+  check_shape(op, "y", y, a.shape());
+  bool ok = b.rank() <= a.rank();
+  for (int i = 1; ok && i <= b.rank(); ++i) {
+    const int64_t bd = b.shape()[b.rank() - i], ad = a.shape()[a.rank() - i];
+    ok = bd == 1 || bd == ad;
+  }
+  DACPP_CHECK(ok, ErrorCode::InvalidArgument, op, ": ", label("b", b), " of shape ", shape_str(b.shape()),
+              " does not broadcast to ", label("a", a), " of shape ", shape_str(a.shape()));
+  if (b.raw() == y.raw() && b.numel() > 0)
+    DACPP_CHECK(b.shape() == a.shape(), ErrorCode::InvalidArgument, op, ": y aliases the broadcast operand ",
+                label("b", b));
+}
+
+void binary(Context& ctx, const char* op, cpu::BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y) {
+  check_binary(ctx, op, a, b, y);
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::binary(ctx.cpu(), kind, a, b, y);
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+}  // namespace
+
+void unary(Context& ctx, Unary kind, const Tensor& x, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "unary";
+  check_input(ctx, op, "x", x);
+  check_input(ctx, op, "y", y);
+  check_shape(op, "y", y, x.shape());
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::unary(ctx.cpu(), to_cpu(kind), x, y);
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void add(Context& ctx, const Tensor& a, const Tensor& b, Tensor& y) { binary(ctx, "add", cpu::BinaryKind::Add, a, b, y); }
+
+void mul(Context& ctx, const Tensor& a, const Tensor& b, Tensor& y) { binary(ctx, "mul", cpu::BinaryKind::Mul, a, b, y); }
+
+}  // namespace dacpp::ops

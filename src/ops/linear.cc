@@ -1,0 +1,39 @@
+#include "ops/linear.h"
+
+#include "backends/cpu/cpu_ops.h"
+#include "ops/op_checks.h"
+
+namespace dacpp::ops {
+
+void linear(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Activation act) {
+  using namespace detail;
+  constexpr const char* op = "linear";
+  check_input(ctx, op, "x", x);
+  check_input(ctx, op, "w", w);
+  check_input(ctx, op, "y", y);
+  if (bias.defined()) check_input(ctx, op, "bias", bias);
+  check_rank(op, "w", w, 2);
+  check_min_rank(op, "x", x, 1);
+  const int64_t n = w.dim(0), k = w.dim(1);
+  DACPP_CHECK(x.dim(-1) == k, ErrorCode::InvalidArgument, op, ": tensor ", label("x", x), " has shape ",
+              shape_str(x.shape()), " but ", label("w", w), " has shape ", shape_str(w.shape()),
+              " (last dim of x must equal w's K)");
+  Shape ys = x.shape();
+  ys.back() = n;
+  check_shape(op, "y", y, ys);
+  if (bias.defined()) check_shape(op, "bias", bias, {n});
+  check_no_alias(op, "y", y, "x", x);
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      const cpu::Epilogue e = act == Activation::Gelu   ? cpu::Epilogue::Gelu
+                              : act == Activation::Relu ? cpu::Epilogue::Relu
+                                                        : cpu::Epilogue::None;
+      return cpu::linear(ctx.cpu(), x, w, bias, y, e);
+    }
+    case DeviceKind::Cuda:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+}  // namespace dacpp::ops

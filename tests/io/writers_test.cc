@@ -1,0 +1,155 @@
+// Writers: byte layout of PFM / NPY, PNG round trips (8 and 16 bit), atomic replacement and failures.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <stb_image.h>
+
+#include "core/error.h"
+#include "core/fault.h"
+#include "io/image.h"
+#include "io/writers.h"
+#include "util/npy_read.h"
+
+namespace dacpp::io {
+namespace {
+
+// A fresh empty directory per test.
+class WritersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "dacpp_writers_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::mkdir(dir_.c_str(), 0755);
+  }
+  void TearDown() override {
+    for (const std::string& n : entries()) std::remove((dir_ + "/" + n).c_str());
+    ::rmdir(dir_.c_str());
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) out.push_back(e->d_name);
+      closedir(d);
+    }
+    return out;
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string dir_;
+};
+
+TEST_F(WritersTest, PfmIsBottomToTopLittleEndian) {
+  const float v[6] = {1.5f, -2.f, 3.25f, 4.f, 5.f, 1e-3f};  // 2 rows × 3
+  write_pfm(path("d.pfm"), v, 2, 3);
+  const std::vector<uint8_t> b = testing::read_file_bytes(path("d.pfm"));
+  const std::string header = "Pf\n3 2\n-1.0\n";
+  ASSERT_EQ(b.size(), header.size() + 24);
+  EXPECT_EQ(std::string(b.begin(), b.begin() + header.size()), header);
+  float stored[6];
+  std::memcpy(stored, b.data() + header.size(), 24);  // this host is little-endian (x86-64 / aarch64)
+  const float expect[6] = {4.f, 5.f, 1e-3f, 1.5f, -2.f, 3.25f};  // bottom row first
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(stored[i], expect[i]) << i;
+  EXPECT_EQ(entries().size(), 1u);  // no temporary file left behind
+}
+
+TEST_F(WritersTest, NpyHeaderAndData) {
+  const float v[6] = {0.5f, 1.f, 2.f, 3.f, -4.f, 7.25f};
+  struct Case { std::vector<int64_t> shape; const char* spelled; size_t n; };
+  const Case cases[] = {{{2, 3}, "'shape': (2, 3), }", 6}, {{6}, "'shape': (6,), }", 6},
+                        {{}, "'shape': (), }", 1}, {{1, 2, 1, 3}, "'shape': (1, 2, 1, 3), }", 6},
+                        {{0, 4}, "'shape': (0, 4), }", 0}};
+  for (const Case& c : cases) {
+    write_npy(path("a.npy"), v, c.shape);
+    testing::NpyArray a;
+    std::string err;
+    ASSERT_TRUE(testing::parse_npy(testing::read_file_bytes(path("a.npy")), &a, &err)) << err;
+    EXPECT_NE(a.header.find(c.spelled), std::string::npos) << a.header;
+    EXPECT_EQ(a.data_offset % 64, 0u) << a.header;
+    EXPECT_EQ(a.header.back(), '\n');
+    EXPECT_EQ(a.shape, c.shape);
+    ASSERT_EQ(a.values.size(), c.n);
+    for (size_t i = 0; i < c.n; ++i) EXPECT_EQ(a.values[i], v[i]);
+  }
+  EXPECT_THROW(write_npy(path("b.npy"), v, {2, -3}), Error);
+}
+
+TEST_F(WritersTest, Png16RoundTrip) {
+  std::vector<uint16_t> v(7 * 5);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>(i * 1871 + 3);
+  write_png16(path("d16.png"), v.data(), 7, 5);
+  int w = 0, h = 0, comp = 0;
+  stbi_us* px = stbi_load_16(path("d16.png").c_str(), &w, &h, &comp, 0);
+  ASSERT_NE(px, nullptr) << stbi_failure_reason();
+  EXPECT_EQ(w, 5);
+  EXPECT_EQ(h, 7);
+  EXPECT_EQ(comp, 1);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(px[i], v[i]) << i;
+  stbi_image_free(px);
+}
+
+TEST_F(WritersTest, QuantizeU16) {
+  const float v[5] = {-1.f, 0.f, 0.5f, 1.f, NAN};
+  const std::vector<uint16_t> q = quantize_u16(v, 5, 0.f, 1.f);
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(q[1], 0);
+  EXPECT_EQ(q[2], 32768);  // 32767.5 rounds away from zero
+  EXPECT_EQ(q[3], 65535);
+  EXPECT_EQ(q[4], 0);
+  EXPECT_THROW(quantize_u16(v, 5, 1.f, 1.f), Error);
+}
+
+TEST_F(WritersTest, Png8RgbRoundTripAndReplace) {
+  Image img(4, 6);
+  for (size_t i = 0; i < img.size_bytes(); ++i) img.data()[i] = static_cast<uint8_t>(i * 13 + 1);
+  write_png8(path("c.png"), img);
+  write_png8(path("c.png"), img);  // replacing an existing file works
+  const Image back = load_image(path("c.png"));
+  ASSERT_EQ(back.size_bytes(), img.size_bytes());
+  EXPECT_EQ(0, std::memcmp(back.data(), img.data(), img.size_bytes()));
+  EXPECT_EQ(entries().size(), 1u);
+}
+
+TEST_F(WritersTest, FailuresAreIoErrorsNamingThePath) {
+  const float v[4] = {1, 2, 3, 4};
+  const std::string missing = path("no/such/dir/x.pfm");
+  try {
+    write_pfm(missing, v, 2, 2);
+    FAIL() << "no error writing into a missing directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Io);
+    EXPECT_NE(std::string(e.what()).find("cannot write '" + missing + "'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No such file"), std::string::npos) << e.what();
+  }
+  ::mkdir(path("sub").c_str(), 0755);
+  try {
+    write_npy(path("sub"), v, {4});  // the target is a directory
+    FAIL() << "no error replacing a directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Io);
+  }
+  ::rmdir(path("sub").c_str());
+  fault::configure("output.write");
+  try {
+    write_pfm(path("f.pfm"), v, 2, 2);
+    FAIL() << "no injected fault";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Io);
+  }
+  fault::configure("");
+  EXPECT_TRUE(entries().empty()) << "a failed write left files behind";
+  EXPECT_THROW(write_pfm(path("g.pfm"), nullptr, 2, 2), Error);
+  EXPECT_THROW(write_pfm(path("g.pfm"), v, 0, 2), Error);
+  EXPECT_THROW(write_png8(path("g.png"), Image()), Error);
+}
+
+}  // namespace
+}  // namespace dacpp::io

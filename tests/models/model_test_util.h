@@ -1,0 +1,52 @@
+// Helpers for the model tests: NPY → Tensor, relative L2 error, and a synthetic in-memory model (random weights,
+// every tensor and key a DA2 or DA3-mono network needs) for tests that must not depend on fixtures.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "formats/model_file.h"
+
+namespace dacpp::testing {
+
+// Reads a float32 C-order .npy file into a host tensor; fails the calling test (ADD_FAILURE) and returns an
+// undefined tensor when it cannot.
+Tensor load_npy(const std::string& path);
+
+// ‖a − b‖₂ / ‖b‖₂ over all elements (shapes must have equal numel; returns +inf otherwise).
+double rel_l2(const Tensor& a, const Tensor& b);
+
+// A small model file built in memory. Defaults: DA2 relative, E = 32 (one head of 32), depth 4, out_layers
+// [0, 1, 2, 3], pos grid 4×4, features 8, out_channels [4, 8, 8, 8].
+class SyntheticModel {
+ public:
+  explicit SyntheticModel(bool da3_mono = false, unsigned seed = 7);
+
+  // Metadata edits (full keys come from names::key(suffix)).
+  void set_u32(const std::string& suffix, uint32_t v);
+  void set_string(const std::string& suffix, const std::string& v);
+  void set_i32_array(const std::string& suffix, const std::vector<int32_t>& v);
+  void remove_key(const std::string& suffix);
+  // Tensor edits.
+  void remove_tensor(const std::string& name);
+  void reshape_tensor(const std::string& name, const Shape& shape);  // new random values
+  bool has_tensor(const std::string& name) const { return tensors_.count(name) != 0; }
+
+  std::shared_ptr<const ModelFile> build(const std::string& path = "synthetic.gguf") const;
+
+  static constexpr int64_t kEmbed = 32, kDepth = 4, kGrid = 4, kFeatures = 8;
+
+ private:
+  void add(const std::string& name, const Shape& shape, float scale, float offset = 0.f);
+  void add_backbone();
+  void add_head(bool sky);
+
+  std::map<std::string, MetaValue> meta_;
+  std::map<std::string, std::pair<Shape, std::vector<float>>> tensors_;
+  unsigned seed_;
+};
+
+}  // namespace dacpp::testing

@@ -1,0 +1,67 @@
+#include "ops/attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/cpu/cpu_context.h"
+#include "ops/op_test_util.h"
+#include "reference/reference.h"
+
+namespace dacpp {
+namespace {
+
+struct AttnCase {
+  int64_t b, h, nq, nk, d;
+  size_t work_limit;  // 0: default
+};
+
+class AttentionTest : public ::testing::TestWithParam<AttnCase> {};
+
+TEST_P(AttentionTest, MatchesReference) {
+  const AttnCase& c = GetParam();
+  ops::Context ctx;
+  if (c.work_limit) ctx.cpu().set_work_limit_bytes(c.work_limit);
+  Tensor q = test::random_tensor({c.b, c.h, c.nq, c.d}, 1, 1.f, "q");
+  Tensor k = test::random_tensor({c.b, c.h, c.nk, c.d}, 2, 1.f, "k");
+  Tensor v = test::random_tensor({c.b, c.h, c.nk, c.d}, 3, 1.f, "v");
+  Tensor out = test::output_tensor({c.b, c.nq, c.h, c.d});
+  const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+  ops::attention(ctx, q, k, v, scale, out);
+  test::expect_close(out, ref::attention(q, k, v, scale));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionTest,
+    ::testing::Values(AttnCase{1, 1, 1, 1, 8, 0}, AttnCase{2, 3, 5, 7, 16, 0}, AttnCase{1, 6, 197, 197, 64, 0},
+                      AttnCase{2, 4, 37, 51, 64, 0},
+                      // forced chunking: query rows split, heads split, and odd tails of both
+                      AttnCase{2, 3, 100, 90, 32, 90 * 4 * 3 * 33}, AttnCase{1, 5, 61, 77, 64, 77 * 4 * 40},
+                      AttnCase{1, 2, 50, 64, 8, 1}));
+
+TEST(AttentionLargeTest, ThousandsOfTokensBoundedScratch) {
+  ops::Context ctx;
+  ctx.cpu().set_work_limit_bytes(size_t{8} << 20);
+  const int64_t n = 1401, h = 2, d = 64;
+  Tensor q = test::random_tensor({1, h, n, d}, 1), k = test::random_tensor({1, h, n, d}, 2);
+  Tensor v = test::random_tensor({1, h, n, d}, 3), out = test::output_tensor({1, n, h, d});
+  ops::attention(ctx, q, k, v, 0.125f, out);
+  test::expect_close(out, ref::attention(q, k, v, 0.125f));
+  EXPECT_GT(ctx.cpu().plans_created(), 1u);  // 8 MiB < h·n·n floats: the work was chunked
+}
+
+TEST(AttentionErrorTest, HeadDimMismatchNamed) {
+  ops::Context ctx;
+  Tensor q = test::random_tensor({1, 2, 3, 8}, 1, 1.f, "blk.q"), k = test::random_tensor({1, 2, 3, 4}, 2, 1.f, "blk.k");
+  Tensor v = test::random_tensor({1, 2, 3, 4}, 3), out = test::output_tensor({1, 3, 2, 8});
+  try {
+    ops::attention(ctx, q, k, v, 1.f, out);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("blk.k"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace dacpp

@@ -1,0 +1,119 @@
+#include "ops/conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include "ops/op_test_util.h"
+#include "reference/reference.h"
+
+namespace dacpp {
+namespace {
+
+struct ConvCase {
+  Shape x;
+  int64_t o, k;
+  int stride, pad;
+  bool bias, relu;
+};
+
+class Conv2dTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dTest, MatchesReference) {
+  const ConvCase& c = GetParam();
+  ops::Context ctx;
+  Tensor x = test::random_tensor(c.x, 1, 1.f, "x");
+  Tensor w = test::random_tensor({c.o, c.x[1], c.k, c.k}, 2, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 3, 1.f, "b") : Tensor();
+  const int64_t oh = (c.x[2] + 2 * c.pad - c.k) / c.stride + 1, ow = (c.x[3] + 2 * c.pad - c.k) / c.stride + 1;
+  Tensor y = test::output_tensor({c.x[0], c.o, oh, ow});
+  ops::conv2d(ctx, x, w, b, y, {c.stride, c.stride, c.pad, c.pad},
+              c.relu ? ops::Activation::Relu : ops::Activation::None);
+  test::expect_close(y, ref::conv2d(x, w, b, c.stride, c.stride, c.pad, c.pad, c.relu));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
+                         ::testing::Values(ConvCase{{1, 1, 1, 1}, 1, 1, 1, 0, false, false},
+                                           ConvCase{{1, 3, 7, 5}, 4, 3, 1, 1, true, false},
+                                           ConvCase{{2, 5, 9, 11}, 6, 3, 2, 1, true, true},
+                                           ConvCase{{1, 16, 13, 13}, 24, 1, 1, 0, true, false},
+                                           ConvCase{{1, 32, 18, 22}, 32, 3, 1, 1, false, true},
+                                           ConvCase{{1, 24, 15, 15}, 48, 3, 2, 1, true, false},
+                                           ConvCase{{2, 8, 10, 10}, 8, 3, 2, 0, true, true}));
+
+TEST(Conv2dRectTest, AsymmetricStridePadding) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 4, 9, 12}, 1), w = test::random_tensor({5, 4, 3, 2}, 2, 0.3f);
+  Tensor b = test::random_tensor({5}, 3);
+  ops::Conv2dParams p{2, 1, 1, 0};
+  Tensor y = test::output_tensor({1, 5, (9 + 2 - 3) / 2 + 1, 12 - 2 + 1});
+  ops::conv2d(ctx, x, w, b, y, p);
+  test::expect_close(y, ref::conv2d(x, w, b, 2, 1, 1, 0, false));
+}
+
+struct DeconvCase {
+  Shape x;
+  int64_t o;
+  int k;
+  bool bias;
+};
+
+class ConvTranspose2dTest : public ::testing::TestWithParam<DeconvCase> {};
+
+TEST_P(ConvTranspose2dTest, MatchesReference) {
+  const DeconvCase& c = GetParam();
+  ops::Context ctx;
+  Tensor x = test::random_tensor(c.x, 1, 1.f, "x");
+  Tensor w = test::random_tensor({c.x[1], c.o, c.k, c.k}, 2, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 3, 1.f, "b") : Tensor();
+  Tensor y = test::output_tensor({c.x[0], c.o, (c.x[2] - 1) * c.k + c.k, (c.x[3] - 1) * c.k + c.k});
+  ops::conv_transpose2d(ctx, x, w, b, y, c.k);
+  test::expect_close(y, ref::conv_transpose2d(x, w, b, c.k));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dTest,
+                         ::testing::Values(DeconvCase{{1, 3, 4, 5}, 2, 2, true}, DeconvCase{{2, 5, 3, 3}, 7, 4, true},
+                                           DeconvCase{{1, 48, 9, 9}, 24, 4, false},
+                                           DeconvCase{{1, 64, 10, 7}, 32, 2, true}));
+
+TEST(ConvTranspose2dOverlapTest, KernelLargerThanStride) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 3, 5, 4}, 1), w = test::random_tensor({3, 4, 3, 3}, 2, 0.3f);
+  Tensor b = test::random_tensor({4}, 3);
+  Tensor y = test::output_tensor({1, 4, 4 * 2 + 3, 3 * 2 + 3});
+  ops::conv_transpose2d(ctx, x, w, b, y, 2);
+  test::expect_close(y, ref::conv_transpose2d(x, w, b, 2));
+}
+
+TEST(Conv2dErrorTest, WeightShapeNamed) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 4, 8, 8}, 1, 1.f, "features");
+  Tensor w = test::random_tensor({8, 3, 3, 3}, 2, 1.f, "head.scratch.layer1_rn.weight");
+  Tensor y = test::output_tensor({1, 8, 8, 8});
+  try {
+    ops::conv2d(ctx, x, w, Tensor(), y, {1, 1, 1, 1});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("head.scratch.layer1_rn.weight"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[8,3,3,3]"), std::string::npos) << e.message();
+  }
+}
+
+TEST(Conv2dErrorTest, OutputShapeNamed) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 4, 8, 8}, 1), w = test::random_tensor({8, 4, 3, 3}, 2);
+  Tensor y = test::output_tensor({1, 8, 7, 8}, "conv_out");
+  EXPECT_THROW(ops::conv2d(ctx, x, w, Tensor(), y, {1, 1, 1, 1}), Error);
+  Tensor xd = test::random_tensor({1, 4, 3, 3}, 1), wd = test::random_tensor({4, 2, 4, 4}, 2);
+  Tensor yd = test::output_tensor({1, 2, 11, 12}, "deconv_out");
+  try {
+    ops::conv_transpose2d(ctx, xd, wd, Tensor(), yd, 4);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("deconv_out"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[1,2,12,12]"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace dacpp

@@ -1,0 +1,85 @@
+#include "ops/elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include "ops/op_test_util.h"
+#include "reference/reference.h"
+
+namespace dacpp {
+namespace {
+
+class UnaryTest : public ::testing::TestWithParam<ops::Unary> {};
+
+TEST_P(UnaryTest, MatchesReference) {
+  ops::Context ctx;
+  for (const Shape& s : {Shape{1}, Shape{7, 3}, Shape{2, 37, 97}, Shape{3, 40000}}) {
+    Tensor x = test::random_tensor(s, 5, 4.f, "x");
+    Tensor y = test::output_tensor(s);
+    ops::unary(ctx, GetParam(), x, y);
+    test::expect_close(y, ref::unary(GetParam(), x), 1e-6, 1e-4, shape_str(s));
+  }
+}
+
+TEST_P(UnaryTest, InPlace) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({5, 33}, 6, 3.f);
+  Tensor want = ref::unary(GetParam(), x);
+  ops::unary(ctx, GetParam(), x, x);
+  test::expect_close(x, want, 1e-6, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryTest,
+                         ::testing::Values(ops::Unary::Gelu, ops::Unary::Silu, ops::Unary::Relu, ops::Unary::Exp,
+                                           ops::Unary::Sigmoid));
+
+struct BinaryCase {
+  Shape a, b;
+};
+
+class BinaryTest : public ::testing::TestWithParam<BinaryCase> {};
+
+TEST_P(BinaryTest, AddAndMulMatchReference) {
+  ops::Context ctx;
+  const BinaryCase& c = GetParam();
+  Tensor a = test::random_tensor(c.a, 1, 1.f, "a"), b = test::random_tensor(c.b, 2, 1.f, "b");
+  Tensor y = test::output_tensor(c.a);
+  ops::add(ctx, a, b, y);
+  test::expect_close(y, ref::add(a, b), 1e-6, 1e-6, "add " + shape_str(c.b));
+  ops::mul(ctx, a, b, y);
+  test::expect_close(y, ref::mul(a, b), 1e-6, 1e-6, "mul " + shape_str(c.b));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BinaryTest,
+    ::testing::Values(BinaryCase{{5}, {5}}, BinaryCase{{2, 3, 4}, {2, 3, 4}}, BinaryCase{{2, 37, 64}, {64}},
+                      BinaryCase{{2, 6, 5, 7}, {1, 6, 1, 1}}, BinaryCase{{2, 6, 5, 7}, {6, 1, 1}},
+                      BinaryCase{{3, 4, 5}, {3, 1, 5}}, BinaryCase{{3, 4, 5}, {1}}, BinaryCase{{3, 4, 5}, {4, 1}},
+                      BinaryCase{{2, 1, 3, 1, 4}, {1, 3, 1, 4}}, BinaryCase{{4, 70000}, {70000}},
+                      BinaryCase{{70000, 3}, {70000, 1}}));
+
+TEST(BinaryInPlaceTest, YAliasesA) {
+  ops::Context ctx;
+  Tensor a = test::random_tensor({4, 9}, 1), b = test::random_tensor({9}, 2);
+  Tensor want = ref::add(a, b);
+  ops::add(ctx, a, b, a);
+  test::expect_close(a, want, 1e-6, 1e-6);
+}
+
+TEST(BinaryErrorTest, NonBroadcastableNamed) {
+  ops::Context ctx;
+  Tensor a = test::random_tensor({2, 3, 4}, 1, 1.f, "hidden"), b = test::random_tensor({3, 3}, 2, 1.f, "ls_gamma");
+  Tensor y = test::output_tensor({2, 3, 4});
+  try {
+    ops::mul(ctx, a, b, y);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("ls_gamma"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[3,3]"), std::string::npos) << e.message();
+  }
+  Tensor big = test::random_tensor({5, 2, 3, 4}, 3, 1.f, "too_big");
+  EXPECT_THROW(ops::add(ctx, a, big, y), Error);
+}
+
+}  // namespace
+}  // namespace dacpp

@@ -1,0 +1,59 @@
+// Helpers for the op tests: random non-zero inputs and a relative-L2 / max-abs comparison against dacpp::ref.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace dacpp::test {
+
+// Uniform in ±[0.05, 1]·amp (never zero), deterministic per seed.
+inline Tensor random_tensor(const Shape& shape, uint32_t seed, float amp = 1.f, std::string name = {}) {
+  Tensor t = Tensor::empty(shape, DType::F32, std::move(name));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> mag(0.05f, 1.f);
+  std::bernoulli_distribution sign(0.5);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = (sign(rng) ? 1.f : -1.f) * mag(rng) * amp;
+  return t;
+}
+
+// A host tensor filled with a NaN sentinel, so an op that leaves outputs unwritten fails the comparison.
+inline Tensor output_tensor(const Shape& shape, std::string name = "y") {
+  Tensor t = Tensor::empty(shape, DType::F32, std::move(name));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = NAN;
+  return t;
+}
+
+struct Diff {
+  double rel_l2 = 0, max_abs = 0;
+};
+
+inline Diff diff(const Tensor& got, const Tensor& want) {
+  double num = 0, den = 0, mx = 0;
+  const float* g = got.data<float>();
+  const float* w = want.data<float>();
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double d = static_cast<double>(g[i]) - w[i];
+    num += d * d;
+    den += static_cast<double>(w[i]) * w[i];
+    mx = std::isnan(d) ? INFINITY : std::max(mx, std::fabs(d));
+  }
+  if (std::isnan(num)) num = INFINITY;
+  return {den > 0 ? std::sqrt(num / den) : std::sqrt(num), mx};
+}
+
+// Asserts shapes are equal, relative L2 error <= rel and max abs error <= abs.
+inline void expect_close(const Tensor& got, const Tensor& want, double rel = 1e-5, double abs = 1e-4,
+                         const std::string& what = {}) {
+  ASSERT_EQ(shape_str(got.shape()), shape_str(want.shape())) << what;
+  const Diff d = diff(got, want);
+  EXPECT_LE(d.rel_l2, rel) << what << " max_abs=" << d.max_abs;
+  EXPECT_LE(d.max_abs, abs) << what << " rel_l2=" << d.rel_l2;
+}
+
+}  // namespace dacpp::test

@@ -1,0 +1,117 @@
+// dacpp bench -m MODEL [--size 518|WxH] [--batch N] [--runs N] — forward latency, throughput, load time and peak
+// RSS, on a deterministic random (never zero) normalised input. Prints a table, or JSON with --json.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "engine/model.h"
+#include "engine/runner.h"
+
+namespace dacpp::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model;
+  std::string size = "518";
+  int batch = 1;
+  int runs = 10;
+  int warmup = 2;
+  int threads = 0;
+  bool json = false;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// "518" → 518×518; "504x336" → W=504, H=336. Both must be positive multiples of the patch size.
+void parse_size(const std::string& s, int patch, int* h, int* w) {
+  int a = 0, b = 0;
+  char x = 0, extra = 0;
+  const int n = std::sscanf(s.c_str(), "%d%c%d%c", &a, &x, &b, &extra);
+  if (n == 1) b = a;
+  DACPP_CHECK((n == 1 || (n == 3 && (x == 'x' || x == 'X'))) && a > 0 && b > 0, ErrorCode::InvalidArgument,
+              "--size must be N or WxH, got '", s, "'");
+  DACPP_CHECK(a % patch == 0 && b % patch == 0 && a <= 4096 && b <= 4096, ErrorCode::InvalidArgument, "--size ", s,
+              ": sides must be multiples of ", patch, " and at most 4096");
+  *w = a;
+  *h = b;
+}
+
+long peak_rss_kb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+}  // namespace
+
+Command register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand("bench", "Time the forward pass of a model");
+  sub->add_option("-m,--model", o->model, "Model: .gguf, .pth checkpoint or checkpoint folder")->required();
+  sub->add_option("--size", o->size, "Input size: N (square) or WxH, multiples of 14 (default 518)");
+  sub->add_option("--batch", o->batch, "Images per forward (default 1)");
+  sub->add_option("--runs", o->runs, "Timed runs (default 10)");
+  sub->add_option("--warmup", o->warmup, "Untimed warm-up runs (default 2)");
+  sub->add_option("--threads", o->threads, "CPU threads (default: all cores)");
+  sub->add_flag("--json", o->json, "Print JSON");
+  return {sub, [o]() {
+            DACPP_CHECK(o->batch >= 1 && o->batch <= 256, ErrorCode::InvalidArgument, "--batch must be 1..256");
+            DACPP_CHECK(o->runs >= 1 && o->warmup >= 0, ErrorCode::InvalidArgument, "--runs >= 1, --warmup >= 0");
+            const Clock::time_point t_load = Clock::now();
+            std::shared_ptr<const Model> model = Model::load(o->model);
+            const double load_ms = ms_since(t_load);
+            int h = 0, w = 0;
+            parse_size(o->size, model->config().vit.patch_size, &h, &w);
+            RunnerOptions ro;
+            ro.threads = o->threads;
+            Runner runner(model, ro);
+            Tensor x = Tensor::empty({o->batch, 3, h, w}, DType::F32, "bench input");
+            std::mt19937 rng(1234);
+            std::normal_distribution<float> nd(0.f, 1.f);
+            float* px = x.data<float>();
+            for (int64_t i = 0; i < x.numel(); ++i) px[i] = nd(rng);
+            for (int i = 0; i < o->warmup; ++i) runner.forward(x);
+            std::vector<double> times;
+            for (int i = 0; i < o->runs; ++i) {
+              const Clock::time_point t0 = Clock::now();
+              runner.forward(x);
+              times.push_back(ms_since(t0));
+            }
+            std::sort(times.begin(), times.end());
+            const double median = times[times.size() / 2];
+            nlohmann::json j = {{"model", o->model},   {"width", w},
+                                {"height", h},         {"batch", o->batch},
+                                {"threads", ro.threads > 0 ? ro.threads : ThreadPool::hardware_threads()},
+                                {"runs", o->runs},     {"median_ms", median},
+                                {"min_ms", times.front()}, {"max_ms", times.back()},
+                                {"images_per_s", 1000.0 * o->batch / median},
+                                {"load_ms", load_ms},  {"peak_rss_mb", peak_rss_kb() / 1024.0}};
+            if (o->json) {
+              std::printf("%s\n", j.dump(2).c_str());
+            } else {
+              std::printf("model %s  input %dx%d  batch %d  threads %d\n", o->model.c_str(), w, h, o->batch,
+                          j["threads"].get<int>());
+              std::printf("load %.1f ms | median %.2f ms (min %.2f, max %.2f) over %d runs | %.2f img/s | "
+                          "peak RSS %.1f MB\n",
+                          load_ms, median, times.front(), times.back(), o->runs, j["images_per_s"].get<double>(),
+                          j["peak_rss_mb"].get<double>());
+            }
+            return 0;
+          }};
+}
+
+}  // namespace dacpp::cli
