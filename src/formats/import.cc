@@ -43,6 +43,11 @@ std::string lower(std::string s) {
   return s;
 }
 
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
 // "a/b/DA3-BASE/" → "DA3-BASE"; "x/depth_anything_v2_vits.pth" → "depth_anything_v2_vits".
 std::string stem(std::string p) {
   const bool dir = is_dir(p);
@@ -118,6 +123,11 @@ std::shared_ptr<const ModelFile> import_checkpoint(const std::string& path, cons
   ModelBuilder b(buffers);
   if (has_key_prefix(ck, "model.")) {
     const std::string model_name = da3_model_name(config, ck);
+    // DA3METRIC and DA3MONO share one architecture: the checkpoint name is the only marker depth-anything.cpp
+    // files carry. Keep the folder name (as that project does) unless it would say the wrong thing.
+    const bool metric = model_name.rfind("da3metric", 0) == 0;
+    if (opt_in.name.empty() && metric != (upper(opt.name).find("METRIC") != std::string::npos))
+      opt.name = upper(model_name);
     if (model_name.rfind("da3nested", 0) == 0 && opt_in.name.empty())
       opt.name += opt.nested_metric ? "-metric" : "-anyview";
     SourceIndex src(std::move(ck), buffers);

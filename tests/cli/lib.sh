@@ -23,6 +23,29 @@ expect_grep() {
   fi
 }
 
+# pycheck ARGS... <<'PY' — runs the Python check read from stdin with ARGS as sys.argv[1:] and tests/cli on
+# PYTHONPATH (for cli_checks.py); a non-zero exit (a failed assert) counts as a failure.
+CLI_TEST_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+pycheck() {
+  if ! PYTHONPATH="$CLI_TEST_DIR" python3 - "$@"; then echo "FAIL: python check ($*)"; FAILS=$((FAILS + 1)); fi
+}
+
+# expect_file PATH... — each path must be a non-empty regular file.
+expect_file() {
+  local f
+  for f in "$@"; do
+    if [ ! -s "$f" ]; then echo "FAIL: missing or empty output '$f'"; FAILS=$((FAILS + 1)); fi
+  done
+}
+
+# expect_no_file PATH... — none of the paths may exist.
+expect_no_file() {
+  local f
+  for f in "$@"; do
+    if [ -e "$f" ]; then echo "FAIL: unexpected output '$f'"; FAILS=$((FAILS + 1)); fi
+  done
+}
+
 finish() {
   if [ "$FAILS" -ne 0 ]; then echo "$FAILS check(s) failed"; exit 1; fi
   echo "ok"

@@ -287,3 +287,19 @@ TEST(ImportDa3, WriteGgufRoundTrip) {
 
 }  // namespace
 }  // namespace dacpp
+
+namespace dacpp {
+namespace {
+
+// DA3METRIC and DA3MONO share one architecture; a folder name that hides the metric model must not turn it into a
+// mono model (the engine reads metric-ness from checkpoint_name, as depth-anything.cpp files require).
+TEST(ImportDa3, MetricNameSurvivesAnUnhelpfulFolderName) {
+  Da3Fixture fx;
+  const auto metric = import_checkpoint(fx.write("weights", "da3metric-large", false));
+  EXPECT_EQ(metric->get_string(key("checkpoint_name")), "DA3METRIC-LARGE");
+  const auto mono = import_checkpoint(fx.write("my-metric-copy", "da3mono-large", false));
+  EXPECT_EQ(mono->get_string(key("checkpoint_name")), "DA3MONO-LARGE");
+}
+
+}  // namespace
+}  // namespace dacpp

@@ -31,13 +31,21 @@ TEST_P(AttentionTest, MatchesReference) {
   test::expect_close(out, ref::attention(q, k, v, scale));
 }
 
+std::string attention_name(const ::testing::TestParamInfo<AttnCase>& i) {
+  const AttnCase& c = i.param;
+  return test::case_name(i.index, "b" + std::to_string(c.b) + "h" + std::to_string(c.h) + "q" + std::to_string(c.nq) +
+                                      "k" + std::to_string(c.nk) + "d" + std::to_string(c.d) +
+                                      (c.work_limit ? "_chunked" : ""));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionTest,
     ::testing::Values(AttnCase{1, 1, 1, 1, 8, 0}, AttnCase{2, 3, 5, 7, 16, 0}, AttnCase{1, 6, 197, 197, 64, 0},
                       AttnCase{2, 4, 37, 51, 64, 0},
                       // forced chunking: query rows split, heads split, and odd tails of both
                       AttnCase{2, 3, 100, 90, 32, 90 * 4 * 3 * 33}, AttnCase{1, 5, 61, 77, 64, 77 * 4 * 40},
-                      AttnCase{1, 2, 50, 64, 8, 1}));
+                      AttnCase{1, 2, 50, 64, 8, 1}),
+                         attention_name);
 
 TEST(AttentionLargeTest, ThousandsOfTokensBoundedScratch) {
   ops::Context ctx;

@@ -30,6 +30,12 @@ TEST_P(Conv2dTest, MatchesReference) {
   test::expect_close(y, ref::conv2d(x, w, b, c.stride, c.stride, c.pad, c.pad, c.relu));
 }
 
+std::string conv_name(const ::testing::TestParamInfo<ConvCase>& i) {
+  const ConvCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag(c.x) + "_o" + std::to_string(c.o) + "k" + std::to_string(c.k) +
+                                      "s" + std::to_string(c.stride) + "p" + std::to_string(c.pad));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
                          ::testing::Values(ConvCase{{1, 1, 1, 1}, 1, 1, 1, 0, false, false},
                                            ConvCase{{1, 3, 7, 5}, 4, 3, 1, 1, true, false},
@@ -37,7 +43,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
                                            ConvCase{{1, 16, 13, 13}, 24, 1, 1, 0, true, false},
                                            ConvCase{{1, 32, 18, 22}, 32, 3, 1, 1, false, true},
                                            ConvCase{{1, 24, 15, 15}, 48, 3, 2, 1, true, false},
-                                           ConvCase{{2, 8, 10, 10}, 8, 3, 2, 0, true, true}));
+                                           ConvCase{{2, 8, 10, 10}, 8, 3, 2, 0, true, true}),
+                         conv_name);
 
 TEST(Conv2dRectTest, AsymmetricStridePadding) {
   ops::Context ctx;
@@ -69,10 +76,16 @@ TEST_P(ConvTranspose2dTest, MatchesReference) {
   test::expect_close(y, ref::conv_transpose2d(x, w, b, c.k));
 }
 
+std::string deconv_name(const ::testing::TestParamInfo<DeconvCase>& i) {
+  const DeconvCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag(c.x) + "_o" + std::to_string(c.o) + "k" + std::to_string(c.k));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dTest,
                          ::testing::Values(DeconvCase{{1, 3, 4, 5}, 2, 2, true}, DeconvCase{{2, 5, 3, 3}, 7, 4, true},
                                            DeconvCase{{1, 48, 9, 9}, 24, 4, false},
-                                           DeconvCase{{1, 64, 10, 7}, 32, 2, true}));
+                                           DeconvCase{{1, 64, 10, 7}, 32, 2, true}),
+                         deconv_name);
 
 TEST(ConvTranspose2dOverlapTest, KernelLargerThanStride) {
   ops::Context ctx;

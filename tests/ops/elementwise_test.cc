@@ -28,9 +28,16 @@ TEST_P(UnaryTest, InPlace) {
   test::expect_close(x, want, 1e-6, 1e-4);
 }
 
+std::string unary_name(const ::testing::TestParamInfo<ops::Unary>& i) {
+  static const char* const kNames[] = {"Gelu", "Silu", "Relu", "Exp", "Sigmoid"};
+  const size_t k = static_cast<size_t>(i.param);
+  return k < sizeof(kNames) / sizeof(kNames[0]) ? kNames[k] : test::case_name(i.index, "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, UnaryTest,
                          ::testing::Values(ops::Unary::Gelu, ops::Unary::Silu, ops::Unary::Relu, ops::Unary::Exp,
-                                           ops::Unary::Sigmoid));
+                                           ops::Unary::Sigmoid),
+                         unary_name);
 
 struct BinaryCase {
   Shape a, b;
@@ -49,13 +56,18 @@ TEST_P(BinaryTest, AddAndMulMatchReference) {
   test::expect_close(y, ref::mul(a, b), 1e-6, 1e-6, "mul " + shape_str(c.b));
 }
 
+std::string binary_name(const ::testing::TestParamInfo<BinaryCase>& i) {
+  return test::case_name(i.index, test::shape_tag(i.param.a) + "_by_" + test::shape_tag(i.param.b));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, BinaryTest,
     ::testing::Values(BinaryCase{{5}, {5}}, BinaryCase{{2, 3, 4}, {2, 3, 4}}, BinaryCase{{2, 37, 64}, {64}},
                       BinaryCase{{2, 6, 5, 7}, {1, 6, 1, 1}}, BinaryCase{{2, 6, 5, 7}, {6, 1, 1}},
                       BinaryCase{{3, 4, 5}, {3, 1, 5}}, BinaryCase{{3, 4, 5}, {1}}, BinaryCase{{3, 4, 5}, {4, 1}},
                       BinaryCase{{2, 1, 3, 1, 4}, {1, 3, 1, 4}}, BinaryCase{{4, 70000}, {70000}},
-                      BinaryCase{{70000, 3}, {70000, 1}}));
+                      BinaryCase{{70000, 3}, {70000, 1}}),
+                         binary_name);
 
 TEST(BinaryInPlaceTest, YAliasesA) {
   ops::Context ctx;

@@ -20,9 +20,14 @@ TEST_P(LayerNormTest, MatchesReference) {
   test::expect_close(y, ref::layer_norm(x, g, b, 1e-6f));
 }
 
+std::string layer_norm_name(const ::testing::TestParamInfo<Shape>& i) {
+  return test::case_name(i.index, test::shape_tag(i.param));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, LayerNormTest,
                          ::testing::Values(Shape{1, 1}, Shape{3, 7}, Shape{2, 37, 64}, Shape{1, 197, 384},
-                                           Shape{5, 1025}));
+                                           Shape{5, 1025}),
+                         layer_norm_name);
 
 TEST(LayerNormInPlaceTest, AliasedOutput) {
   ops::Context ctx;

@@ -32,6 +32,13 @@ TEST_P(LinearTest, MatchesReference) {
   test::expect_close(y, ref::linear(x, w, b, c.act));
 }
 
+std::string linear_name(const ::testing::TestParamInfo<LinearCase>& i) {
+  static const char* const kActs[] = {"", "_relu", "_gelu"};
+  const LinearCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag(c.x) + "_n" + std::to_string(c.n) + (c.bias ? "_bias" : "") +
+                                      kActs[static_cast<int>(c.act)]);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, LinearTest,
     ::testing::Values(LinearCase{{1, 1}, 1, false, ops::Activation::None},
@@ -39,7 +46,8 @@ INSTANTIATE_TEST_SUITE_P(
                       LinearCase{{2, 3, 17}, 33, true, ops::Activation::Gelu},
                       LinearCase{{5, 64}, 31, false, ops::Activation::Relu},
                       LinearCase{{1, 197, 384}, 1152, true, ops::Activation::None},
-                      LinearCase{{1, 101, 96}, 384, true, ops::Activation::Gelu}));
+                      LinearCase{{1, 101, 96}, 384, true, ops::Activation::Gelu}),
+                         linear_name);
 
 TEST(LinearPlanTest, PrimitiveCreatedOncePerShape) {
   ops::Context ctx;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -54,6 +55,18 @@ inline void expect_close(const Tensor& got, const Tensor& want, double rel = 1e-
   const Diff d = diff(got, want);
   EXPECT_LE(d.rel_l2, rel) << what << " max_abs=" << d.max_abs;
   EXPECT_LE(d.max_abs, abs) << what << " rel_l2=" << d.rel_l2;
+}
+
+// "1x3x7x5": a shape as a test-name fragment (gtest names must be alphanumeric or '_').
+inline std::string shape_tag(const std::vector<int64_t>& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+  return out.empty() ? "scalar" : out;
+}
+
+// "case3_<detail>": the name generator body for INSTANTIATE_TEST_SUITE_P (the index keeps names unique).
+inline std::string case_name(size_t index, const std::string& detail) {
+  return "case" + std::to_string(index) + (detail.empty() ? "" : "_" + detail);
 }
 
 }  // namespace dacpp::test

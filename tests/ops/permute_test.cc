@@ -26,13 +26,20 @@ TEST_P(PermuteTest, MatchesReference) {
   test::expect_close(y, ref::permute(x, c.perm), 0, 0);
 }
 
+std::string permute_name(const ::testing::TestParamInfo<PermuteCase>& i) {
+  std::string perm;
+  for (int p : i.param.perm) perm += std::to_string(p);
+  return test::case_name(i.index, test::shape_tag(i.param.x) + "_perm" + perm);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, PermuteTest,
     ::testing::Values(PermuteCase{{7}, {0}}, PermuteCase{{3, 5}, {1, 0}}, PermuteCase{{2, 3, 4}, {0, 2, 1}},
                       PermuteCase{{2, 37, 6, 64}, {0, 2, 1, 3}}, PermuteCase{{2, 5, 3, 7}, {0, 2, 3, 1}},
                       PermuteCase{{1, 9, 11, 4}, {0, 3, 1, 2}}, PermuteCase{{2, 1, 3, 1, 5}, {4, 3, 2, 1, 0}},
                       PermuteCase{{2, 3, 2, 3, 2, 3}, {5, 0, 3, 1, 4, 2}}, PermuteCase{{3, 4, 5}, {0, 1, 2}},
-                      PermuteCase{{1, 197, 3, 6, 64}, {2, 0, 3, 1, 4}}));
+                      PermuteCase{{1, 197, 3, 6, 64}, {2, 0, 3, 1, 4}}),
+                         permute_name);
 
 TEST(PermuteErrorTest, BadPermAndShape) {
   ops::Context ctx;

@@ -39,6 +39,13 @@ TEST_P(ResizeTest, MatchesReference) {
   test::expect_close(run_fast(c, x), run_ref(c, x));
 }
 
+std::string resize_name(const ::testing::TestParamInfo<ResizeCase>& i) {
+  const ResizeCase& c = i.param;
+  return test::case_name(i.index, std::string(c.cubic ? "cubic" : "linear") + (c.align_corners ? "AC_" : "_") +
+                                      test::shape_tag({c.x[2], c.x[3]}) + "to" + test::shape_tag({c.oh, c.ow}) +
+                                      (c.scale_h > 0 ? "_scaled" : ""));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ResizeTest,
     ::testing::Values(ResizeCase{{1, 1, 1, 1}, 3, 2, false, false}, ResizeCase{{1, 1, 1, 1}, 3, 2, true, true},
@@ -47,7 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ResizeCase{{1, 2, 6, 5}, 11, 13, true, false}, ResizeCase{{1, 2, 6, 5}, 11, 13, true, true},
                       ResizeCase{{1, 3, 40, 30}, 17, 9, true, false}, ResizeCase{{2, 1, 9, 9}, 1, 1, true, true},
                       ResizeCase{{1, 2, 37, 37}, 36, 46, true, false, 37 / 36.1, 37 / 46.1},
-                      ResizeCase{{1, 1, 20, 24}, 61, 50, true, false, 1 / 3.05, 1 / 2.1}));
+                      ResizeCase{{1, 1, 20, 24}, 61, 50, true, false, 1 / 3.05, 1 / 2.1}),
+                         resize_name);
 
 // The input pattern of scripts/gen_op_refs.py.
 Tensor pattern(const Shape& s) {
@@ -82,6 +90,10 @@ TEST_P(ResizeTorchTest, MatchesTorch) {
   test::expect_close(run_ref(t.c, x), want, 1e-6, 1e-5, "reference");
 }
 
+std::string torch_name(const ::testing::TestParamInfo<TorchCase>& i) {
+  return test::case_name(i.index, i.param.name);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, ResizeTorchTest,
     ::testing::Values(TorchCase{"bilinear_ac0_5x7_9x4", {{1, 2, 5, 7}, 9, 4, false, false}},
@@ -89,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TorchCase{"bicubic_ac0_6x5_11x13", {{2, 1, 6, 5}, 11, 13, true, false}},
                       TorchCase{"bicubic_ac1_6x5_11x13", {{2, 1, 6, 5}, 11, 13, true, true}},
                       TorchCase{"bicubic_ac0_37x37_scale", {{1, 2, 37, 37}, 36, 46, true, false, 37 / 36.1, 37 / 46.1}},
-                      TorchCase{"bicubic_ac0_9x8_down_4x3", {{1, 1, 9, 8}, 4, 3, true, false}}));
+                      TorchCase{"bicubic_ac0_9x8_down_4x3", {{1, 1, 9, 8}, 4, 3, true, false}}),
+                         torch_name);
 
 TEST(ResizeScaleTest, ScaleFactorChangesResult) {
   // With scale_factor torch steps by 1/scale, not H/OH: the two must differ for 37 → 36.

@@ -1,6 +1,7 @@
 // dacpp depth -m MODEL IMAGE... [-o DIR] — depth for one or many images (or folders of images).
 // Each image is processed on its own; a failed image is reported and the others still run; the exit status is
-// that of the first failure.
+// that of the first failure. An image that cannot be decoded is invalid input (exit 3) like a bad model file, even
+// though the decoder reports it as InvalidArgument (which is exit 2, kept for bad flags).
 #include <unistd.h>
 
 #include <cstdio>
@@ -67,11 +68,23 @@ void validate(const DepthOptions& o, const Model& model, const OutputSelection& 
 
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
+// The exit status for a failure on one image; `decoding`: the error came from reading/decoding the image file.
+int image_exit_status(const Error& e, bool decoding) {
+  if (decoding && e.code() == ErrorCode::InvalidArgument) return 3;
+  return error_code_exit_status(e.code());
+}
+
+constexpr const char* kExitCodes =
+    "Exit codes: 0 ok, 2 usage (bad flag or value), 3 invalid input (missing or undecodable image, bad model "
+    "file, unwritable output), 4 unsupported (e.g. --sky on a model without a sky head), 5 backend/device, "
+    "6 out of memory, 1 internal. With several images the others still run; the status is the first failure's.";
+
 }  // namespace
 
 Command register_depth(CLI::App& app) {
   auto o = std::make_shared<DepthOptions>();
   CLI::App* sub = app.add_subcommand("depth", "Estimate depth for images");
+  sub->footer(kExitCodes);
   sub->add_option("-m,--model", o->model, "Model: .gguf, .pth checkpoint or checkpoint folder")->required();
   sub->add_option("images", o->images, "Image files or folders of images")->required();
   sub->add_option("-o,--output", o->out_dir, "Output folder (created if missing)");
@@ -109,8 +122,10 @@ Command register_depth(CLI::App& app) {
             int status = 0;
             for (const std::string& path : inputs) {
               progress.step(path);
+              bool decoding = true;
               try {
                 io::Image img = io::load_image(path);
+                decoding = false;
                 DepthResult r = runner.run(img, run);
                 nlohmann::json j = write_depth_outputs(r, o->out_dir, stem_of(path), sel);
                 j["input"] = path;
@@ -118,7 +133,7 @@ Command register_depth(CLI::App& app) {
               } catch (const Error& e) {
                 progress.clear();
                 std::fprintf(stderr, "dacpp: error: %s\n", e.what());
-                if (status == 0) status = error_code_exit_status(e.code());
+                if (status == 0) status = image_exit_status(e, decoding);
                 results.push_back({{"input", path}, {"error", e.what()}, {"code", error_code_name(e.code())}});
               }
             }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# dacpp bench: JSON timing summary on the tiny model, and its usage errors.
+source "$(dirname "$0")/lib.sh"
+export PATH="/usr/bin:$PATH"  # the system python3
+MODEL="$ROOT/tests/fixtures/tiny-da2.gguf"
+
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for k in ("median_ms", "min_ms", "max_ms", "images_per_s", "load_ms", "peak_rss_mb"):
+    assert isinstance(j[k], (int, float)) and j[k] > 0, (k, j.get(k))
+assert j["min_ms"] <= j["median_ms"] <= j["max_ms"], j
+assert (j["width"], j["height"], j["batch"], j["runs"], j["threads"]) == (70, 70, 1, 1, 1), j
+PY
+
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 84x56 --runs 2 --warmup 0 --batch 2
+expect_grep 'input 84x56 +batch 2' "$TMP/out"
+expect_grep 'median [0-9.]+ ms' "$TMP/out"
+
+expect_exit 2 "$DACPP" bench -m "$MODEL" --size 71
+expect_grep '^dacpp: error: .*--size' "$TMP/err"
+expect_exit 2 "$DACPP" bench -m "$MODEL" --size big
+expect_grep "^dacpp: error: .*--size.*big" "$TMP/err"
+expect_exit 2 "$DACPP" bench -m "$MODEL" --size 70x0
+expect_exit 2 "$DACPP" bench -m "$MODEL" --runs 0
+expect_exit 2 "$DACPP" bench -m "$MODEL" --batch 0
+expect_exit 3 "$DACPP" bench -m "$TMP/missing.gguf" --size 70
+expect_grep 'missing\.gguf' "$TMP/err"
+finish
