@@ -22,10 +22,10 @@ run: build
 	bash scripts/run-main.sh $(RELEASE)/dacpp
 
 test-release: build
-	cd $(RELEASE) && ctest --output-on-failure -j $(JOBS)
+	cd $(RELEASE) && ctest --output-on-failure --no-tests=error -j $(JOBS)
 
 test-debug: build-debug
-	cd $(DEBUG) && ctest --output-on-failure -j $(JOBS) -L unit
+	cd $(DEBUG) && ctest --output-on-failure --no-tests=error -j $(JOBS) -E "^cli\."
 
 test: test-release test-debug
 

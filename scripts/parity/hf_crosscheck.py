@@ -101,7 +101,7 @@ def rename_state_dict(sd, dims):
                 out[f"backbone.encoder.layer.{i}.attention.attention.{name}.{part}"] = qkv[k * c:(k + 1) * c]
     for key in list(left):
         for src, dst in prefixes:
-            if key.startswith(src + "."):
+            if key == src or key.startswith(src + "."):
                 out[dst + key[len(src):]] = left.pop(key)
                 break
     if left:
@@ -128,6 +128,11 @@ def official_pos_embed(torch, pos, height, width, patch=14, offset=0.1):
 
 # ---- the transformers side ----------------------------------------------------------------------------------------
 
+def _config_number(v):
+    """transformers 5 validates config fields strictly (max_depth: int | None): pass 20.0 as 20."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
 def build_hf_model(dims, metric, max_depth):
     from transformers import DepthAnythingConfig, DepthAnythingForDepthEstimation
     backbone = dict(model_type="dinov2", hidden_size=dims["embed_dim"], num_hidden_layers=dims["depth"],
@@ -139,7 +144,7 @@ def build_hf_model(dims, metric, max_depth):
                               reassemble_factors=[4, 2, 1, 0.5], neck_hidden_sizes=dims["neck"],
                               fusion_hidden_size=dims["features"], head_hidden_size=dims["head_hidden"],
                               depth_estimation_type="metric" if metric else "relative",
-                              max_depth=max_depth if metric else None)
+                              max_depth=_config_number(max_depth) if metric else None)
     return DepthAnythingForDepthEstimation(cfg).eval()
 
 

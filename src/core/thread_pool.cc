@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <thread>
 
 namespace dacpp {
@@ -25,14 +27,23 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
+  // An exception must not leave an OpenMP region (that is std::terminate): the first one is kept and rethrown
+  // on the calling thread once every worker has finished.
+  std::exception_ptr first;
+  std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(nt)
   {
     const int t = omp_get_thread_num();
     const int64_t per = n / nt, rem = n % nt;
     const int64_t begin = t * per + std::min<int64_t>(t, rem);
     const int64_t end = begin + per + (t < rem ? 1 : 0);
-    if (begin < end) fn(begin, end);
+    try {
+      if (begin < end) fn(begin, end);
+    } catch (...) {
+      if (!failed.exchange(true)) first = std::current_exception();
+    }
   }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace dacpp

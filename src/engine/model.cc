@@ -3,8 +3,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "formats/gguf_reader.h"
+#include "formats/tensor_names.h"
 
 namespace dacpp {
 namespace {
@@ -16,6 +19,31 @@ bool has_gguf_magic(const std::string& path) {
   char magic[4] = {};
   f.read(magic, 4);
   return f.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+// The ViT blocks of one network are uniform: a tensor present in some block (an optional bias, LayerScale) must be
+// present in all of them. The layers accept such tensors when present, so without this check a file missing one
+// block's bias would load and silently compute something else.
+void check_uniform_blocks(const ModelFile& mf, const models::ModelConfig& cfg) {
+  const std::string prefix = "vit.blk.";
+  const int depth = static_cast<int>(cfg.vit.depth);
+  std::map<std::string, std::vector<bool>> seen;  // suffix -> which blocks have it
+  for (const TensorRecord& r : mf.records()) {
+    if (r.name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t dot = r.name.find('.', prefix.size());
+    if (dot == std::string::npos) continue;
+    const std::string idx = r.name.substr(prefix.size(), dot - prefix.size());
+    if (idx.empty() || idx.size() > 4 || idx.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int b = std::stoi(idx);
+    if (b >= depth) continue;
+    auto& v = seen[r.name.substr(dot + 1)];
+    v.resize(static_cast<size_t>(depth), false);
+    v[static_cast<size_t>(b)] = true;
+  }
+  for (const auto& [suffix, have] : seen)
+    for (int b = 0; b < depth; ++b)
+      DACPP_CHECK(have[static_cast<size_t>(b)], ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", prefix,
+                  b, ".", suffix, "' is missing (other ViT blocks have '", suffix, "')");
 }
 
 }  // namespace
@@ -33,8 +61,14 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
 
 std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> file) {
   DACPP_CHECK(file != nullptr, ErrorCode::Internal, "Model::from_file: null model file");
+  // A well-formed GGUF of another family (an LLM, say) is named as such rather than as a missing key.
+  const std::string family = file->get_string_or(names::kGeneralArchitecture, names::kArchitecture);
+  DACPP_CHECK(family == names::kArchitecture, ErrorCode::InvalidModel, "model '", file->path(), "': metadata key '",
+              names::kGeneralArchitecture, "' = '", family, "': not a Depth Anything model (expected '",
+              names::kArchitecture, "')");
   const models::ModelConfig cfg = models::ModelConfig::from_file(*file);
   std::unique_ptr<models::DepthModel> net = models::create_model(*file, cfg);
+  check_uniform_blocks(*file, cfg);
   return std::shared_ptr<const Model>(new Model(std::move(file), std::move(net)));
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/crash_context.h"
 #include "engine/postprocess.h"
 #include "pipeline/preprocess.h"
 
@@ -48,6 +49,8 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
 }
 
 models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDumps* dumps) {
+  crash::ScopedStage stage("backbone");  // the model sets "head" when it gets there
+  crash::crash_point("worker.crash");
   arena_.reset();
   layers::Exec ex{ctx_, arena_};
   models::RunState rs{ex, pos_cache_, dumps};
@@ -66,6 +69,9 @@ DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
   const models::ModelConfig& cfg = model_->config();
   validate(cfg, options);
   DACPP_CHECK(!image.empty(), ErrorCode::InvalidArgument, "run: empty image");
+  crash::ScopedStage stage("preprocess");
+  crash::set_model(cfg.checkpoint_name.empty() ? model_->file().path() : cfg.checkpoint_name);
+  crash::set_input(image.width(), image.height());
   DepthResult res;
   auto t0 = Clock::now();
   pipeline::Preprocessed pre = pipeline::preprocess(image, preprocess_options(cfg, options.size));
@@ -80,6 +86,7 @@ DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
   res.timings.push_back({"forward", ms_since(t0)});
 
   t0 = Clock::now();
+  crash::set_stage("postprocess");
   postprocess(ctx_, cfg, out, options, res);
   res.timings.push_back({"postprocess", ms_since(t0)});
   return res;

@@ -1,5 +1,9 @@
 #include "formats/model_file.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/error.h"
@@ -45,8 +49,51 @@ std::string int_str(MetaType t, int64_t raw) {
 
 // The parallel grain for dequantization, in storage blocks.
 constexpr int64_t kDequantGrainBlocks = 4096;
+// The parallel grain of the finite scan, in values.
+constexpr int64_t kScanGrainValues = int64_t{1} << 20;
+
+// Index of the first NaN/Inf in v[0, n), or -1. Branch-free inner loop over the exponent bits (vectorizes);
+// large tensors are scanned in parallel chunks.
+int64_t first_non_finite(const float* v, int64_t n) {
+  auto chunk_bad = [v](int64_t b, int64_t e) {
+    uint32_t bad = 0;
+    for (int64_t i = b; i < e; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, v + i, 4);
+      bad |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    return bad != 0;
+  };
+  std::atomic<bool> any{false};
+  if (n <= kScanGrainValues) {
+    any = chunk_bad(0, n);
+  } else {
+    ThreadPool pool;
+    pool.parallel_for(n, kScanGrainValues, [&](int64_t b, int64_t e) {
+      if (chunk_bad(b, e)) any.store(true, std::memory_order_relaxed);
+    });
+  }
+  if (!any.load()) return -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i])) return i;
+  return -1;
+}
 
 }  // namespace
+
+bool same_shape_up_to_leading_ones(const Shape& a, const Shape& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && a[i] == 1) ++i;
+  while (j < b.size() && b[j] == 1) ++j;
+  return a.size() - i == b.size() - j && std::equal(a.begin() + i, a.end(), b.begin() + j);
+}
+
+Shape with_rank(const Shape& s, size_t rank) {
+  if (s.size() >= rank) return s;
+  Shape out(rank - s.size(), 1);
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
 
 const char* meta_type_name(MetaType t) {
   switch (t) {
@@ -121,8 +168,17 @@ const TensorRecord& ModelFile::record(const std::string& name) const {
 
 Tensor ModelFile::tensor_f32(const std::string& name) const {
   const TensorRecord& r = record(name);
-  if (r.dtype == DType::F32)
-    return Tensor::view(const_cast<void*>(r.data), r.shape, DType::F32, Device::cpu(), keepalive_, r.name);
+  Tensor out = r.dtype == DType::F32 ? Tensor::view(const_cast<void*>(r.data), r.shape, DType::F32, Device::cpu(),
+                                                    keepalive_, r.name)
+                                     : dequantized(r);
+  const int64_t bad = first_non_finite(out.data<float>(), out.numel());
+  if (bad >= 0)
+    fail(str_cat("tensor '", name, "' holds a non-finite value (", out.data<float>()[bad], ") at flat index ", bad,
+                 " of ", out.numel(), "; the weights are corrupt"));
+  return out;
+}
+
+Tensor ModelFile::dequantized(const TensorRecord& r) const {
   Tensor out = Tensor::empty(r.shape, DType::F32, r.name);
   const int64_t bv = dtype_block_values(r.dtype);
   const size_t bb = dtype_block_bytes(r.dtype);
@@ -139,9 +195,13 @@ Tensor ModelFile::tensor_f32(const std::string& name) const {
 
 Tensor ModelFile::tensor_f32(const std::string& name, const Shape& expected) const {
   const TensorRecord& r = record(name);
-  if (r.shape != expected)
+  if (r.dtype == DType::I8 || r.dtype == DType::I32)
+    fail(str_cat("tensor '", name, "' has dtype ", dtype_name(r.dtype),
+                 "; a weight must be f32, f16, bf16, q8_0, q4_K, q5_K or q6_K"));
+  if (!same_shape_up_to_leading_ones(r.shape, expected))
     fail(str_cat("tensor '", name, "' has shape ", shape_str(r.shape), ", expected ", shape_str(expected)));
-  return tensor_f32(name);
+  Tensor t = tensor_f32(name);
+  return r.shape == expected ? t : t.reshape(expected);
 }
 
 bool ModelFile::has_key(const std::string& key) const {

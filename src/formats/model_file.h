@@ -49,6 +49,14 @@ struct TensorRecord {
   size_t nbytes = 0;
 };
 
+// GGUF stores ggml `ne`, whose unused trailing dims are 1; ggml's own writer (gguf_write_to_file, used by
+// depth-anything.cpp's `quantize`) records only ggml_n_dims of them, so a torch shape loses its LEADING 1-sized
+// dims: a [1, 32, 1, 1] conv comes back as [32, 1, 1], a [1, 1, C] cls_token as [C]. Both spellings are the same
+// tensor. `same_shape_up_to_leading_ones` compares shapes that way; `with_rank` left-pads a shape with 1s to
+// `rank` dims (a shape already at or above `rank` is returned unchanged).
+bool same_shape_up_to_leading_ones(const Shape& a, const Shape& b);
+Shape with_rank(const Shape& s, size_t rank);
+
 class ModelFile {
  public:
   ModelFile(std::string path, std::map<std::string, MetaValue> meta, std::vector<TensorRecord> tensors,
@@ -62,9 +70,14 @@ class ModelFile {
   const TensorRecord& record(const std::string& name) const;   // throws InvalidModel if missing
   const std::vector<TensorRecord>& records() const { return tensors_; }
   // The tensor as host f32: a zero-copy view for f32 storage, else dequantized (f16, bf16, q8_0, q4_K, q5_K,
-  // q6_K) into a new buffer. The view keeps the file mapping alive.
+  // q6_K) into a new buffer; i8/i32 are converted. The view keeps the file mapping alive. Throws InvalidModel
+  // naming the tensor for a NaN/Inf value (every value is scanned: a load-time cost of about one memory pass over
+  // the weights, in parallel for large tensors).
   Tensor tensor_f32(const std::string& name) const;
-  // tensor_f32 plus a shape check: throws InvalidModel "tensor 'x' has shape [a,b], expected [c,d]".
+  // The weight accessor: tensor_f32 plus a dtype check (InvalidModel "tensor 'x' has dtype i32; ...": integers
+  // are not weights) and a shape check: throws InvalidModel "tensor 'x' has shape [a,b], expected [c,d]". A stored
+  // shape that differs only by leading 1-sized dims (see same_shape_up_to_leading_ones) is accepted and the
+  // tensor is returned with the `expected` shape.
   Tensor tensor_f32(const std::string& name, const Shape& expected) const;
 
   // ---- metadata (keys are full GGUF keys, e.g. "depthanything3.vit.depth") ----
@@ -87,6 +100,7 @@ class ModelFile {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
+  Tensor dequantized(const TensorRecord& r) const;
 
   std::string path_;
   std::map<std::string, MetaValue> meta_;

@@ -1,4 +1,4 @@
-// Image decoding through stb_image (linked from Debian's libstb), with limits checked from the header first.
+// Image decoding through stb_image (compiled in: io/stb_decode.h), with limits checked from the header first.
 #include "io/image.h"
 
 #include <sys/stat.h>
@@ -9,11 +9,11 @@
 #include <cstring>
 #include <memory>
 
-#include <stb_image.h>
-
 #include "core/error.h"
 #include "core/fault.h"
 #include "io/exif_orientation.h"
+#include "io/jpeg_guard.h"
+#include "io/stb_decode.h"
 
 namespace dacpp::io {
 
@@ -26,11 +26,6 @@ Image::Image(int height, int width) {
 }
 
 namespace {
-
-const char* stb_reason() {
-  const char* r = stbi_failure_reason();
-  return r != nullptr ? r : "unknown reason";
-}
 
 bool is_jpeg(const uint8_t* p, size_t n) { return n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF; }
 
@@ -69,9 +64,11 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
   DACPP_CHECK(size <= static_cast<size_t>(INT_MAX), ErrorCode::InvalidArgument, "image '", name, "' is ", size,
               " bytes, more than the decoder accepts");
   const int len = static_cast<int>(size);
+  // Before stb reads any header: its header pass already builds the Huffman tables.
+  check_jpeg_huffman_tables(bytes, size, name);
   int w = 0, h = 0, comp = 0;
-  if (!stbi_info_from_memory(bytes, len, &w, &h, &comp))
-    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", stb_reason(),
+  if (!stb::info(bytes, len, &w, &h, &comp))
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", stb::failure_reason(),
                 " (supported: JPEG, PNG, BMP, TGA, GIF, PSD, HDR, PIC, PNM)");
   const int64_t pixels = static_cast<int64_t>(w) * h;
   DACPP_CHECK(w > 0 && h > 0 && pixels <= limits.max_pixels, ErrorCode::InvalidArgument, "image '", name, "' is ",
@@ -79,11 +76,13 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
   const bool jpeg = is_jpeg(bytes, size);
   DACPP_CHECK(!jpeg || jpeg_looks_complete(bytes, size), ErrorCode::InvalidArgument, "cannot decode image '", name,
               "': truncated or malformed JPEG (no complete marker structure and end-of-image marker)");
-  int dw = 0, dh = 0, dcomp = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(bytes, len, &dw, &dh, &dcomp, 3),
-                                               &stbi_image_free);
+  int dw = 0, dh = 0;
+  bool corrupt = false;
+  const stb::Pixels px = stb::load_rgb(bytes, len, &dw, &dh, &corrupt);
+  DACPP_CHECK(!corrupt, ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h,
+              "): corrupt data (the decoder's consistency check failed)");
   if (!px)
-    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h, "): ", stb_reason());
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h, "): ", stb::failure_reason());
   DACPP_CHECK(dw == w && dh == h, ErrorCode::InvalidArgument, "image '", name, "': header says ", w, "x", h,
               " but the decoder produced ", dw, "x", dh);
   Image img(h, w);

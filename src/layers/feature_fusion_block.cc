@@ -39,9 +39,10 @@ Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& la
     ops::add(ex.ctx, merged, top, merged);
   }
   Tensor r = rcu2_.forward(ex, merged);
-  Tensor up = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.up");
-  ops::resize_bilinear(ex.ctx, r, up, /*align_corners=*/true);
-  out_conv_.forward_into(ex, up, y);
+  // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
+  // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
+  Tensor c = out_conv_.forward(ex, r);
+  ops::resize_bilinear(ex.ctx, c, y, /*align_corners=*/true);
   return y;
 }
 

@@ -1,5 +1,7 @@
 #include "models/da3_mono_model.h"
 
+#include "core/crash_context.h"
+
 namespace dacpp::models {
 namespace {
 
@@ -24,6 +26,7 @@ ModelOutputs Da3MonoModel::forward(RunState& rs, const Tensor& images) const {
   // images: [B, 3, H, W] → features 4 × [B, P, C] → depth, sky: [B, H, W]
   const std::vector<Tensor> feats = backbone_.forward(rs, images);
   const int64_t p = config().vit.patch_size;
+  crash::set_stage("head");
   HeadOutputs h = head_.forward(rs, feats, images.dim(2) / p, images.dim(3) / p);
   const Shape s = {h.depth.dim(0), h.depth.dim(2), h.depth.dim(3)};
   ModelOutputs out;

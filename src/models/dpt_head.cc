@@ -1,15 +1,19 @@
 #include "models/dpt_head.h"
 
+#include <algorithm>
+
 #include "formats/tensor_names.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 #include "ops/resize.h"
+#include "ops/resize_rows.h"
 
 namespace dacpp::models {
 namespace {
 
 constexpr float kHeadNormEps = 1e-5f;
 constexpr int64_t kHeadHidden = 32;  // head_features_2 upstream
+constexpr int64_t kBandBytes = int64_t{4} << 20;  // upsampled rows per band of the output stage
 
 layers::ConvSpec conv(int64_t in, int64_t out, int k, int stride, layers::Bias bias = layers::Bias::Required) {
   layers::ConvSpec s;
@@ -78,14 +82,42 @@ Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int
   return rn;
 }
 
-Tensor DptHead::branch(RunState& rs, const layers::Conv2d& a, const layers::Conv2d& b, const Tensor& x) const {
-  // x: [B, F/2, H, W] → [B, 32, H, W] (ReLU) → [B, 1, H, W]
+void DptHead::activate(RunState& rs, const Tensor& logits, Tensor& y, bool sky) const {
   layers::Exec& ex = rs.ex;
-  Tensor y = ex.alloc({x.dim(0), 1, x.dim(2), x.dim(3)}, "dpt.logits");
+  if (sky) return ops::unary(ex.ctx, ops::Unary::Relu, logits, y);
+  switch (spec_.activation) {
+    case DepthActivation::Relu: ops::unary(ex.ctx, ops::Unary::Relu, logits, y); break;
+    case DepthActivation::Exp: ops::unary(ex.ctx, ops::Unary::Exp, logits, y); break;
+    case DepthActivation::SigmoidMax:
+      ops::unary(ex.ctx, ops::Unary::Sigmoid, logits, y);
+      ops::mul(ex.ctx, y, max_depth_, y);
+      break;
+  }
+}
+
+void DptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, HeadOutputs& out) const {
+  // Output rows [r0, r1): upsample rows [a, e) = [r0 − 1, r1 + 1) ∩ [0, H) of o1 → out2a (3×3, ReLU) → out2b
+  // (1×1) → activation. The halo rows make the 3×3 conv exact on [r0, r1); its padded edge rows are dropped.
+  layers::Exec& ex = rs.ex;
   layers::ArenaScope scope(ex.arena);
-  Tensor h = a.forward(ex, x, ops::Activation::Relu);
-  b.forward_into(ex, h, y);
-  return y;
+  const int64_t b = o1.dim(0), oh = out.depth.dim(2), ow = out.depth.dim(3);
+  const int64_t a = std::max<int64_t>(r0 - 1, 0), e = std::min<int64_t>(r1 + 1, oh);
+  Tensor up = ex.alloc({b, o1.dim(1), e - a, ow}, "dpt.up_band");
+  ops::resize_bilinear_rows(ex.ctx, o1, up, a, oh, /*align_corners=*/true);
+  for (int branch = 0; branch < (sky2a_ ? 2 : 1); ++branch) {
+    const bool sky = branch == 1;
+    layers::ArenaScope inner(ex.arena);
+    Tensor h = (sky ? *sky2a_ : *out2a_).forward(ex, up, ops::Activation::Relu);
+    Tensor logits = (sky ? *sky2b_ : *out2b_).forward(ex, h);
+    Tensor& dst = sky ? out.sky : out.depth;
+    for (int64_t i = 0; i < b; ++i) {
+      float* src_rows = static_cast<float*>(logits.raw()) + (i * (e - a) + (r0 - a)) * ow;
+      float* dst_rows = static_cast<float*>(dst.raw()) + (i * oh + r0) * ow;
+      Tensor from = Tensor::view(src_rows, {r1 - r0, ow}, DType::F32, logits.device(), nullptr, "dpt.logits");
+      Tensor to = Tensor::view(dst_rows, {r1 - r0, ow}, DType::F32, dst.device(), nullptr, dst.name());
+      activate(rs, from, to, sky);
+    }
+  }
 }
 
 HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int64_t gh, int64_t gw) const {
@@ -101,29 +133,26 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
   out.depth = ex.alloc({b, 1, oh, ow}, "depth");
   if (sky2a_) out.sky = ex.alloc({b, 1, oh, ow}, "sky");
   layers::ArenaScope scope(ex.arena);
-  std::vector<Tensor> rn;
-  for (int s = 0; s < 4; ++s) {
-    rn.push_back(stage(rs, s, feats[static_cast<size_t>(s)], gh, gw));
-    rs.dump("rn" + std::to_string(s + 1), rn.back());
+  // path1 is at 2× rn1; o1 outlives the refinement temporaries (allocated before them).
+  Tensor o1 = ex.alloc({b, out1_->out_channels(), 2 * stage_size(0, gh), 2 * stage_size(0, gw)}, "dpt.out1");
+  {
+    layers::ArenaScope refine_scope(ex.arena);
+    std::vector<Tensor> rn;
+    for (int s = 0; s < 4; ++s) {
+      rn.push_back(stage(rs, s, feats[static_cast<size_t>(s)], gh, gw));
+      rs.dump("rn" + std::to_string(s + 1), rn.back());
+    }
+    Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
+    path = refine_[2].forward(ex, path, rn[2], rn[1].dim(2), rn[1].dim(3));
+    path = refine_[1].forward(ex, path, rn[1], rn[0].dim(2), rn[0].dim(3));
+    path = refine_[0].forward(ex, path, rn[0]);
+    rs.dump("path1", path);
+    out1_->forward_into(ex, path, o1);
   }
-  Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
-  path = refine_[2].forward(ex, path, rn[2], rn[1].dim(2), rn[1].dim(3));
-  path = refine_[1].forward(ex, path, rn[1], rn[0].dim(2), rn[0].dim(3));
-  path = refine_[0].forward(ex, path, rn[0]);
-  rs.dump("path1", path);
-  Tensor o1 = out1_->forward(ex, path);
-  Tensor up = ex.alloc({b, o1.dim(1), oh, ow}, "dpt.up");
-  ops::resize_bilinear(ex.ctx, o1, up, /*align_corners=*/true);
-  Tensor logits = branch(rs, *out2a_, *out2b_, up);
-  switch (spec_.activation) {
-    case DepthActivation::Relu: ops::unary(ex.ctx, ops::Unary::Relu, logits, out.depth); break;
-    case DepthActivation::Exp: ops::unary(ex.ctx, ops::Unary::Exp, logits, out.depth); break;
-    case DepthActivation::SigmoidMax:
-      ops::unary(ex.ctx, ops::Unary::Sigmoid, logits, out.depth);
-      ops::mul(ex.ctx, out.depth, max_depth_, out.depth);
-      break;
-  }
-  if (sky2a_) ops::unary(ex.ctx, ops::Unary::Relu, branch(rs, *sky2a_, *sky2b_, up), out.sky);
+  // The full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of ~kBandBytes.
+  const int64_t row_bytes = b * o1.dim(1) * ow * static_cast<int64_t>(sizeof(float));
+  const int64_t rows = std::max<int64_t>(kBandBytes / std::max<int64_t>(row_bytes, 1), 16);
+  for (int64_t r0 = 0; r0 < oh; r0 += rows) band(rs, o1, r0, std::min(oh, r0 + rows), out);
   return out;
 }
 

@@ -48,7 +48,10 @@ class DptHead {
 
  private:
   Tensor stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const;
-  Tensor branch(RunState& rs, const layers::Conv2d& a, const layers::Conv2d& b, const Tensor& x) const;
+  // Output rows [r0, r1) of depth (and sky) from out1's map o1: [B, F/2, 8·gh, 8·gw].
+  void band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, HeadOutputs& out) const;
+  // The depth (or sky: ReLU) activation of logits into y (may alias).
+  void activate(RunState& rs, const Tensor& logits, Tensor& y, bool sky) const;
 
   DptHeadSpec spec_;
   std::optional<layers::LayerNorm> norm_;

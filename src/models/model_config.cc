@@ -35,6 +35,15 @@ void parse_ffn(const ModelFile& mf, VitConfig& v) {
                 shape_str(r.shape), ", expected [hidden", v.ffn == layers::FfnKind::SwiGlu ? "·2" : "", ", ",
                 v.embed_dim, "]");
   v.ffn_hidden = v.ffn == layers::FfnKind::SwiGlu ? r.shape[0] / 2 : r.shape[0];
+  // The hidden size is read off one tensor; its partner must agree, else name both (either may be the bad one).
+  const std::string out = names::vit_block("vit", 0, v.ffn == layers::FfnKind::SwiGlu ? "mlp_w3.weight"
+                                                                                      : "mlp_fc2.weight");
+  if (mf.has_tensor(out)) {
+    const Shape& o = mf.record(out).shape;
+    if (o.size() != 2 || o[1] != v.ffn_hidden)
+      DACPP_THROW(ErrorCode::InvalidModel, "model '", mf.path(), "': tensors '", r.name, "' ", shape_str(r.shape),
+                  " and '", out, "' ", shape_str(o), " disagree on the FFN hidden size");
+  }
 }
 
 void parse_out_layers(const ModelFile& mf, VitConfig& v) {
@@ -103,11 +112,12 @@ HeadConfig parse_head(const ModelFile& mf, bool da3) {
     h.out_channels[i] = oc[i];
   }
   const std::string out2b = names::head("head", "scratch.out2b.weight");
-  const TensorRecord& r = mf.record(out2b);
-  if (r.shape.size() != 4 || r.shape[0] <= 0)
+  // with_rank: a ggml-written file drops the leading 1 of a [1, 32, 1, 1] kernel (formats/model_file.h).
+  const Shape s = with_rank(mf.record(out2b).shape, 4);
+  if (s.size() != 4 || s[0] <= 0)
     DACPP_THROW(ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", out2b, "' has shape ",
-                shape_str(r.shape), ", expected [output_dim, 32, 1, 1]");
-  h.output_dim = r.shape[0];
+                shape_str(mf.record(out2b).shape), ", expected [output_dim, 32, 1, 1]");
+  h.output_dim = s[0];
   h.has_norm = mf.has_tensor(names::head("head", "norm.weight"));
   h.has_sky = mf.has_tensor(names::head("head", "scratch.sky_out2b.weight"));
   h.pos_embed = mf.get_bool_or(key("head.pos_embed"), da3 && !h.has_sky);
@@ -143,7 +153,9 @@ ImageConfig parse_img(const ModelFile& mf, bool da3) {
 ModelKind detect_kind(const ModelFile& mf, const ModelConfig& c) {
   if (c.arch == names::kArchDA2) return ModelKind::Da2;
   if (mf.has_key(names::metric_key("vit.embed_dim"))) return ModelKind::Da3Nested;
-  if (c.head.has_sky && c.head.output_dim == 1) return ModelKind::Da3Mono;
+  // The plain DPT head (mono/metric) has no input norm; DualDPT (any-view) has one. Keying on the norm rather than
+  // on the sky branch makes a mono file with a missing sky tensor or a misshapen output an InvalidModel naming it.
+  if (!c.head.has_norm) return ModelKind::Da3Mono;
   return ModelKind::Da3AnyView;
 }
 

@@ -7,9 +7,11 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "core/crash_context.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
+  dacpp::crash::install_crash_handler();  // a fatal signal leaves "dacpp: fatal: signal=... stage=..." on stderr
   CLI::App app{"dacpp — Depth Anything inference engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "dacpp 0.1.0");

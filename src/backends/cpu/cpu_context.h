@@ -75,7 +75,7 @@ class CpuContext {
   std::unique_ptr<Dnnl> dnnl_;
   size_t capacity_;
   uint64_t created_ = 0;
-  size_t work_limit_bytes_ = size_t{64} << 20;
+  size_t work_limit_bytes_ = size_t{8} << 20;
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   std::vector<std::shared_ptr<void>> scratch_;

@@ -33,6 +33,9 @@ void conv2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
 void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
 
 void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners);
+// y = rows [row0, row0 + y.dim(2)) of resize_bilinear(x) to height full_h (width y.dim(3)).
+void resize_bilinear_rows(CpuContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
+                          bool align_corners);
 void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
 
 void unary(CpuContext& c, UnaryKind kind, const Tensor& x, Tensor& y);

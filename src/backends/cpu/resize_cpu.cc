@@ -68,21 +68,23 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, double step) {
   return t;
 }
 
-void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const Taps& tw) {
+// y's rows are rows [row0, row0 + y.dim(2)) of the resampled map whose vertical taps are `th`.
+void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const Taps& tw, int64_t row0 = 0) {
   const int64_t h = x.dim(2), w = x.dim(3), oh = y.dim(2), ow = y.dim(3);
   const int64_t rows = x.dim(0) * x.dim(1) * oh;
   const float* xp = static_cast<const float*>(x.raw());
   float* yp = static_cast<float*>(y.raw());
   c.pool().parallel_for(rows, /*grain=*/4, [&](int64_t begin, int64_t end) {
     std::vector<float> row(static_cast<size_t>(w));
+    float* __restrict rp = row.data();
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t plane = r / oh, oy = r % oh;
+      const int64_t plane = r / oh, oy = row0 + r % oh;
       const float* src = xp + plane * h * w;
       std::fill(row.begin(), row.end(), 0.f);
       for (int i = 0; i < th.n; ++i) {
         const float wy = th.wt[oy * th.n + i];
-        const float* in = src + th.idx[oy * th.n + i] * w;
-        for (int64_t ix = 0; ix < w; ++ix) row[ix] += wy * in[ix];
+        const float* __restrict in = src + th.idx[oy * th.n + i] * w;
+        for (int64_t ix = 0; ix < w; ++ix) rp[ix] += wy * in[ix];
       }
       float* out = yp + r * ow;
       for (int64_t ox = 0; ox < ow; ++ox) {
@@ -99,6 +101,13 @@ void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const T
 void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners) {
   if (y.numel() == 0) return;
   resample(c, x, y, linear_taps(x.dim(2), y.dim(2), align_corners), linear_taps(x.dim(3), y.dim(3), align_corners));
+}
+
+void resize_bilinear_rows(CpuContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
+                          bool align_corners) {
+  if (y.numel() == 0) return;
+  resample(c, x, y, linear_taps(x.dim(2), full_h, align_corners), linear_taps(x.dim(3), y.dim(3), align_corners),
+           row0);
 }
 
 void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w) {
