@@ -1,7 +1,8 @@
 // stb_image compiled into dacpp (STB_IMAGE_STATIC, private to stb_decode.cc) instead of taken from Debian's libstb:
 // that build keeps stb's assert() enabled, and a malformed JPEG reaches one (stbi__jpeg_huff_decode) and aborts
 // the process — found by tests/fuzz/fuzz_image. Here a failed stb consistency check marks the decode corrupt
-// and the image is rejected with an error instead.
+// and the image is rejected with an error instead. The RGB expansion is done here too (stb's own reads past its
+// buffer for 16-bit PNM); JPEG Huffman tables are checked before stb sees them (io/jpeg_guard.h).
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 // still dies of that signal. Checked in a forked child and end to end through the CLI (DACPP_FAULT=worker.crash).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,8 +100,10 @@ TEST(CrashBreadcrumb, HandlerWritesTheLineAndReraises) {
     crash::set_input(64, 48);
     std::fputs("some earlier log line\n", stderr);
     std::fflush(stderr);
-    volatile int* p = nullptr;
-    *p = 1;  // a real invalid access, not raise(): the handler must cope with a genuine fault
+    // A real invalid access, not raise(): the handler must cope with a genuine fault. An inaccessible page rather
+    // than a null pointer, which UBSan would report (and stop at) before the access happens.
+    void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    *static_cast<volatile int*>(page) = 1;
   });
   ASSERT_TRUE(WIFSIGNALED(r.status)) << r.err;
   EXPECT_EQ(WTERMSIG(r.status), SIGSEGV);
