@@ -69,7 +69,7 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
   int w = 0, h = 0, comp = 0;
   if (!stb::info(bytes, len, &w, &h, &comp))
     DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", stb::failure_reason(),
-                " (supported: JPEG, PNG, BMP, TGA, GIF, PSD, HDR, PIC, PNM)");
+                " (supported: JPEG, PNG, BMP, TGA, GIF, PSD, HDR, PIC)");
   const int64_t pixels = static_cast<int64_t>(w) * h;
   DACPP_CHECK(w > 0 && h > 0 && pixels <= limits.max_pixels, ErrorCode::InvalidArgument, "image '", name, "' is ",
               w, "x", h, " = ", pixels, " pixels, over the limit of ", limits.max_pixels, " pixels");

@@ -1,6 +1,6 @@
 // Image: a decoded 8-bit RGB picture (H×W×3, interleaved, rows contiguous, owning), and the decoders that make one
-// from a file or from bytes in memory (JPEG, PNG, BMP, TGA, GIF first frame, PSD, HDR→8-bit, PIC, PNM via
-// stb_image). Grey and grey+alpha become RGB by replication; alpha is dropped (as PIL's convert("RGB") does).
+// from a file or from bytes in memory (JPEG, PNG, BMP, TGA, GIF first frame, PSD, HDR→8-bit, PIC via stb_image;
+// PNM is compiled out, see io/stb_decode.h). Grey and grey+alpha become RGB by replication; alpha is dropped (as PIL's convert("RGB") does).
 // JPEG EXIF orientation (tag 0x0112 in IFD0 of the APP1 "Exif" segment) is applied by default.
 #pragma once
 

@@ -11,6 +11,7 @@ void stb_check_failed() { t_stb_check_failed = true; }
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
 #define STBI_NO_STDIO
+#define STBI_NO_PNM  // stb 2.27's PNM reader: integer overflow in header parsing and 16-bit buffer overreads
 #define STBI_ASSERT(x) ((x) ? (void)0 : stb_check_failed())
 #if defined(__GNUC__)
 #pragma GCC diagnostic push

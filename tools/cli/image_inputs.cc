@@ -12,7 +12,7 @@ namespace {
 bool has_image_extension(const std::filesystem::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const char* e : {".jpg", ".jpeg", ".png", ".bmp", ".tga", ".gif", ".psd", ".hdr", ".pic", ".ppm", ".pgm"})
+  for (const char* e : {".jpg", ".jpeg", ".png", ".bmp", ".tga", ".gif", ".psd", ".hdr", ".pic"})
     if (ext == e) return true;
   return false;
 }
