@@ -22,10 +22,14 @@ import parity_common as pc  # noqa: E402
 DA2_DIMS = dict(embed_dim=64, depth=12, num_heads=1)
 DA3_L_DIMS = dict(embed_dim=64, depth=24, num_heads=1)   # stands in for vitl (out layers 4,11,17,23)
 DA3_S_DIMS = dict(embed_dim=64, depth=12, num_heads=1)   # stands in for vits (out layers 5,7,9,11; alt 4)
+# Stands in for vitg: SwiGLU, 40 blocks, out layers 19,27,33,39, alt/rope/qk-norm from 13 (odd: block 13 is global and
+# receives the camera token), no GS head. Weights stored as f16 (the reference ran on the f16-rounded weights) to
+# keep it ~4 MB.
+DA3_G_DIMS = dict(embed_dim=64, depth=40, num_heads=1)
 HEAD = dict(features=16, out_channels=[8, 16, 32, 32])
 DA2_INPUT_SIZE = 140     # DA2 --input-size (official default 518; small to keep the fixtures small)
 DA3_PROCESS_RES = 210    # DA3 process_res (official default 504); 97x73 -> 210x158 (cubic) -> 210x154 (area)
-SEEDS = dict(da2_tiny_rel=1000, da2_tiny_metric=1000, da3mono_tiny=3000, da3small_tiny=5000)
+SEEDS = dict(da2_tiny_rel=1000, da2_tiny_metric=1000, da3mono_tiny=3000, da3small_tiny=5000, da3giant_tiny=7000)
 
 
 def make_image(path):
@@ -79,9 +83,12 @@ def fixture_da2(torch, name, metric, out, bgr, weights_from=None):
 def fixture_da3(torch, name, preset, dims, out, views, cam=False, model=None, sub=None):
     """One DA3 reference set. With `model` given the weights are reused (already written)."""
     d = os.path.join(out, name)
-    c = DA3_L_DIMS["embed_dim"] if dims is DA3_L_DIMS else DA3_S_DIMS["embed_dim"]
+    c = dims["embed_dim"]
     dim_in = 2 * c if cam else c
-    if model is None:
+    if model is None and preset == "da3-giant":
+        model = build_da3_giant_tiny(torch, SEEDS[name], dims, dict(HEAD, dim_in=dim_in))
+        calibrate = True
+    elif model is None:
         model = pc.build_da3(torch, preset, SEEDS[name.split("/")[0]], dims, dict(HEAD, dim_in=dim_in),
                              cam_dim=(c, 2 * c) if cam else None)
         calibrate = True
@@ -97,6 +104,25 @@ def fixture_da3(torch, name, preset, dims, out, views, cam=False, model=None, su
     info = dict(kind="da3", preset=preset, vit=dims, head=dict(HEAD, dim_in=dim_in), process_res=DA3_PROCESS_RES,
                 process_res_method="upper_bound_resize", views=len(views), arrays=shapes, **meta)
     return model, info
+
+
+def build_da3_giant_tiny(torch, seed, dims, head):
+    """pc.build_da3 for the da3-giant preset without its GS head and adapter (the adapter needs the `evo` package,
+    and the engine ignores the GS head): a giant backbone (SwiGLU, odd alt_start) with the DualDPT head."""
+    from depth_anything_3.cfg import load_config, create_object
+    from depth_anything_3.registry import MODEL_REGISTRY
+    from depth_anything_3.model.dinov2 import vision_transformer as vt
+    cfg = load_config(MODEL_REGISTRY["da3-giant"])
+    for k, v in head.items():
+        cfg.head[k] = v
+    del cfg["gs_head"], cfg["gs_adapter"]
+    c = dims["embed_dim"]
+    cfg.cam_enc.dim_out, cfg.cam_dec.dim_in = c, 2 * c
+    torch.manual_seed(seed)
+    with pc.vit_dims(vt.DinoVisionTransformer, dims):
+        model = create_object(cfg)
+    pc.perturb(torch, model, seed + 1)
+    return model.eval()
 
 
 def preproc_da3_default(torch, rgb, out):
@@ -170,6 +196,20 @@ def main():
                            dict(dacpp_fixture=dict(vit=DA3_S_DIMS, head=i1["head"])))
         fx[name] = dict(i1, seed=SEEDS[name], checkpoint="model.safetensors", view1=i1["arrays"],
                         view3=i3["arrays"], view3_ref_view=i3["ref_view"])
+        fx[name].pop("arrays")
+    if want("da3giant_tiny"):
+        name = "da3giant_tiny"
+        views = three_views(rgb)
+        m, _ = fixture_da3(torch, name, "da3-giant", DA3_G_DIMS, a.out, views, cam=True, sub="view3")
+        m.half().float()  # calibrated weights rounded to f16, then the reference recomputed with them
+        _, i3 = fixture_da3(torch, name, "da3-giant", DA3_G_DIMS, a.out, views, cam=True, model=m, sub="view3")
+        sd = {"model." + k: v.half() for k, v in m.state_dict().items()}
+        pc.save_safetensors(torch, sd, os.path.join(a.out, name, "model.safetensors"))
+        with open(os.path.join(a.out, name, "config.json"), "w") as f:
+            json.dump(dict(model_name="da3-giant", dacpp_fixture=dict(vit=DA3_G_DIMS, head=i3["head"], dtype="f16")),
+                      f, indent=1)
+        fx[name] = dict(i3, seed=SEEDS[name], checkpoint="model.safetensors", view3=i3["arrays"],
+                        view3_ref_view=i3["ref_view"])
         fx[name].pop("arrays")
     if want("preproc"):
         man["preproc_da3_504"] = preproc_da3_default(torch, rgb, a.out)

@@ -4,14 +4,32 @@
 
 namespace dacpp {
 
+HostArena::HostArena(Device device, AllocateFn allocate, FreeFn free, size_t block_bytes, size_t alignment)
+    : block_bytes_(block_bytes), device_(device), allocate_(std::move(allocate)), free_(std::move(free)),
+      alignment_(alignment) {
+  DACPP_CHECK(allocate_ && free_, ErrorCode::InvalidArgument, "HostArena on ", device_name(device),
+              ": allocate and free callbacks are required");
+  DACPP_CHECK(alignment >= 64 && (alignment & (alignment - 1)) == 0, ErrorCode::InvalidArgument, "HostArena on ",
+              device_name(device), ": alignment ", alignment, " is not a power of two >= 64");
+}
+
+std::shared_ptr<void> HostArena::new_block(size_t bytes) {
+  if (!allocate_) return host_alloc(bytes, "activation arena block");
+  void* p = allocate_(bytes, "activation arena block");
+  DACPP_CHECK(p != nullptr, ErrorCode::OutOfMemory, "activation arena block on ", device_name(device_),
+              ": allocator returned no memory for ", bytes, " bytes");
+  FreeFn free = free_;
+  return std::shared_ptr<void>(p, [free](void* q) { free(q); });
+}
+
 Tensor HostArena::alloc(const Shape& shape, DType dtype, const char* name) {
   const int64_t n = shape_numel(shape);
-  const size_t bytes = (dtype_nbytes(dtype, n) + 63) / 64 * 64;
+  const size_t bytes = (dtype_nbytes(dtype, n) + alignment_ - 1) / alignment_ * alignment_;
   while (current_ < blocks_.size() && blocks_[current_].size - blocks_[current_].used < bytes) ++current_;
   if (current_ == blocks_.size()) {
     Block b;
     b.size = std::max(block_bytes_, bytes);
-    b.mem = host_alloc(b.size, "activation arena block");
+    b.mem = new_block(b.size);
     blocks_.push_back(std::move(b));
   }
   Block& b = blocks_[current_];
@@ -19,7 +37,7 @@ Tensor HostArena::alloc(const Shape& shape, DType dtype, const char* name) {
   b.used += bytes;
   used_total_ += bytes;
   peak_ = std::max(peak_, used_total_);
-  return Tensor::view(p, shape, dtype, Device::cpu(), nullptr, name);
+  return Tensor::view(p, shape, dtype, device_, nullptr, name);
 }
 
 void HostArena::reset() {

@@ -40,10 +40,15 @@ void check_uniform_blocks(const ModelFile& mf, const models::ModelConfig& cfg) {
     v.resize(static_cast<size_t>(depth), false);
     v[static_cast<size_t>(b)] = true;
   }
+  // qk-norm exists only from vit.qknorm_start on (DA3 any-view); those blocks are checked by the layers themselves.
+  const int qk_start = cfg.vit.qknorm_start;
   for (const auto& [suffix, have] : seen)
-    for (int b = 0; b < depth; ++b)
+    for (int b = 0; b < depth; ++b) {
+      const bool qk = suffix.rfind("attn_qnorm", 0) == 0 || suffix.rfind("attn_knorm", 0) == 0;
+      if (qk && qk_start != -1) continue;
       DACPP_CHECK(have[static_cast<size_t>(b)], ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", prefix,
                   b, ".", suffix, "' is missing (other ViT blocks have '", suffix, "')");
+    }
 }
 
 }  // namespace

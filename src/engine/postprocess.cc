@@ -78,4 +78,28 @@ void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models
   if (out.sky.defined()) res.sky = resized_copy(ctx, out.sky, back ? sh : ph, back ? sw : pw);
 }
 
+void postprocess_view(ops::Context& ctx, const models::ModelOutputs& out, int64_t view, const RunOptions& options,
+                      DepthResult& res) {
+  DACPP_CHECK(out.depth.rank() == 3 && out.conf.defined() && view >= 0 && view < out.depth.dim(0),
+              ErrorCode::Internal, "postprocess: view ", view, " of depth ", shape_str(out.depth.shape()));
+  const int64_t ph = out.depth.dim(1), pw = out.depth.dim(2);
+  const bool back = options.resize_to_input;
+  const int64_t oh = back ? res.source_height : ph, ow = back ? res.source_width : pw;
+  res.depth = resized_copy(ctx, out.depth.slice0(view, view + 1), oh, ow);
+  res.conf = resized_copy(ctx, out.conf.slice0(view, view + 1), oh, ow);
+  res.units = "relative-depth";
+  if (out.extrinsics.defined()) {
+    res.has_pose = true;
+    const float* e = out.extrinsics.data<float>() + view * 12;
+    const float* k = out.intrinsics.data<float>() + view * 9;
+    for (size_t i = 0; i < 12; ++i) res.extrinsics[i] = e[i];
+    for (size_t i = 0; i < 9; ++i) res.intrinsics[i] = k[i];
+  }
+  if (out.rays.defined()) {
+    res.rays = out.rays.slice0(view, view + 1).clone();
+    res.rays = res.rays.reshape({out.rays.dim(1), out.rays.dim(2), out.rays.dim(3)});
+    res.ray_conf = out.ray_conf.slice0(view, view + 1).clone().reshape({out.ray_conf.dim(1), out.ray_conf.dim(2)});
+  }
+}
+
 }  // namespace dacpp

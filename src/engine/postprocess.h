@@ -19,6 +19,11 @@ namespace dacpp {
 void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models::ModelOutputs& out,
                  const RunOptions& options, DepthResult& res);
 
+// DA3 any-view: view `view` of a cross-view pass (out.depth/conf [S, h, w], poses [S, ...], rays) → res.depth,
+// res.conf (processed size, or the source size with resize_to_input), pose, rays. Reads res.source_* sizes.
+void postprocess_view(ops::Context& ctx, const models::ModelOutputs& out, int64_t view, const RunOptions& options,
+                      DepthResult& res);
+
 // The DA3 mono sky fill on host tensors depth, sky: [h, w] (depth modified in place). Returns whether it applied.
 bool fill_sky_depth(Tensor& depth, const Tensor& sky);
 

@@ -6,6 +6,7 @@
 #include "core/crash_context.h"
 #include "engine/postprocess.h"
 #include "pipeline/preprocess.h"
+#include "pipeline/view_batch.h"
 
 namespace dacpp {
 namespace {
@@ -31,7 +32,14 @@ pipeline::PreprocessOptions preprocess_options(const models::ModelConfig& cfg, i
   return o;
 }
 
+void validate_rays(const models::ModelConfig& cfg, const RunOptions& o) {
+  DACPP_CHECK(!o.want_rays || cfg.capabilities().rays, ErrorCode::Unsupported, "run: rays asked of '",
+              cfg.checkpoint_name, "' (", models::model_kind_name(cfg.kind), "), which has no ray head ",
+              "(head.scratch.rn1_aux.*; only DA3 any-view models converted with the aux head have one)");
+}
+
 void validate(const models::ModelConfig& cfg, const RunOptions& o) {
+  validate_rays(cfg, o);
   DACPP_CHECK(o.size == 0 || (o.size >= 14 && o.size <= 8192), ErrorCode::InvalidArgument, "run: size ", o.size,
               " is outside 14..8192 (0 = model default)");
   DACPP_CHECK(std::isfinite(o.focal_px) && o.focal_px >= 0, ErrorCode::InvalidArgument, "run: focal_px ",
@@ -44,31 +52,45 @@ void validate(const models::ModelConfig& cfg, const RunOptions& o) {
 }  // namespace
 
 Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
-    : model_(std::move(model)), ctx_(Device::cpu(), options.threads), pos_cache_(options.pos_cache_capacity) {
+    : model_(std::move(model)),
+      limits_(options.limits),
+      ctx_(Device::cpu(), options.threads, options.prim_cache_capacity),
+      pos_cache_(options.pos_cache_capacity) {
+  validate_limits(limits_);
   DACPP_CHECK(model_ != nullptr, ErrorCode::InvalidArgument, "Runner: null model");
 }
 
-models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDumps* dumps) {
+models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDumps* dumps,
+                                        const RunOptions& options) {
   crash::ScopedStage stage("backbone");  // the model sets "head" when it gets there
   crash::crash_point("worker.crash");
   arena_.reset();
   layers::Exec ex{ctx_, arena_};
   models::RunState rs{ex, pos_cache_, dumps};
+  rs.ref_view = options.ref_view_strategy;
+  rs.want_rays = options.want_rays;
   return model_->net().forward(rs, input);
 }
 
-ForwardResult Runner::forward(const Tensor& input, bool dump_stages) {
+ForwardResult Runner::forward(const Tensor& input, bool dump_stages, const RunOptions& options) {
+  validate_rays(model_->config(), options);
   ForwardResult r;
-  models::ModelOutputs out = forward_raw(input, dump_stages ? &r.dumps : nullptr);
+  models::ModelOutputs out = forward_raw(input, dump_stages ? &r.dumps : nullptr, options);
   r.depth = out.depth.clone();
-  if (out.sky.defined()) r.sky = out.sky.clone();
+  for (auto [from, to] : {std::pair<const Tensor*, Tensor*>{&out.sky, &r.sky}, {&out.conf, &r.conf},
+                          {&out.rays, &r.rays}, {&out.ray_conf, &r.ray_conf}, {&out.extrinsics, &r.extrinsics},
+                          {&out.intrinsics, &r.intrinsics}})
+    if (from->defined()) *to = from->clone();
+  r.ref_view = out.ref_view;
   return r;
 }
 
 DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
   const models::ModelConfig& cfg = model_->config();
+  if (cfg.capabilities().multiview) return std::move(run_views({image}, options).front());
   validate(cfg, options);
   DACPP_CHECK(!image.empty(), ErrorCode::InvalidArgument, "run: empty image");
+  check_run_limits(limits_, image, options, preprocess_options(cfg, options.size));
   crash::ScopedStage stage("preprocess");
   crash::set_model(cfg.checkpoint_name.empty() ? model_->file().path() : cfg.checkpoint_name);
   crash::set_input(image.width(), image.height());
@@ -82,7 +104,7 @@ DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
   res.source_width = image.width();
 
   t0 = Clock::now();
-  models::ModelOutputs out = forward_raw(pre.input, nullptr);
+  models::ModelOutputs out = forward_raw(pre.input, nullptr, options);
   res.timings.push_back({"forward", ms_since(t0)});
 
   t0 = Clock::now();
@@ -90,6 +112,51 @@ DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
   postprocess(ctx_, cfg, out, options, res);
   res.timings.push_back({"postprocess", ms_since(t0)});
   return res;
+}
+
+std::vector<DepthResult> Runner::run_views(const std::vector<io::Image>& images, const RunOptions& options) {
+  const models::ModelConfig& cfg = model_->config();
+  if (!cfg.capabilities().multiview) {
+    DACPP_CHECK(images.size() == 1, ErrorCode::InvalidArgument, "run: '", cfg.checkpoint_name, "' is a ",
+                models::model_kind_name(cfg.kind), " (single-view) model; run its ", images.size(),
+                " images one at a time");
+    return {run(images.front(), options)};
+  }
+  validate(cfg, options);
+  check_view_count(limits_, images.size());
+  const pipeline::PreprocessOptions po = preprocess_options(cfg, options.size);
+  for (const io::Image& image : images) {
+    DACPP_CHECK(!image.empty(), ErrorCode::InvalidArgument, "run: empty image");
+    check_run_limits(limits_, image, options, po);
+  }
+  crash::ScopedStage stage("preprocess");
+  crash::set_model(cfg.checkpoint_name.empty() ? model_->file().path() : cfg.checkpoint_name);
+  crash::set_input(images.front().width(), images.front().height());
+  auto t0 = Clock::now();
+  std::vector<pipeline::Preprocessed> pre;
+  for (const io::Image& image : images) pre.push_back(pipeline::preprocess(image, po));
+  pipeline::ViewBatch batch = pipeline::batch_views(pre);
+  pre.clear();
+  const double pre_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  models::ModelOutputs out = forward_raw(batch.input, nullptr, options);
+  const double fwd_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  crash::set_stage("postprocess");
+  std::vector<DepthResult> results(images.size());
+  for (size_t v = 0; v < images.size(); ++v) {
+    DepthResult& res = results[v];
+    res.processed_height = batch.height;
+    res.processed_width = batch.width;
+    res.source_height = images[v].height();
+    res.source_width = images[v].width();
+    postprocess_view(ctx_, out, static_cast<int64_t>(v), options, res);
+  }
+  const double post_ms = ms_since(t0);
+  for (DepthResult& res : results) res.timings = {{"preprocess", pre_ms}, {"forward", fwd_ms}, {"postprocess", post_ms}};
+  return results;
 }
 
 }  // namespace dacpp

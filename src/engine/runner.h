@@ -4,12 +4,15 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/arena.h"
 #include "engine/depth_result.h"
+#include "engine/limits.h"
 #include "engine/model.h"
 #include "io/image.h"
 #include "models/pos_embed_cache.h"
+#include "models/reference_view.h"
 #include "models/run_state.h"
 #include "ops/context.h"
 
@@ -18,18 +21,32 @@ namespace dacpp {
 struct RunnerOptions {
   int threads = 0;                // <= 0: all hardware threads
   size_t pos_cache_capacity = 8;  // interpolated pos-embed tables kept (one per input grid)
+  size_t prim_cache_capacity = 512;  // oneDNN plans kept (LRU, per input shape and op)
+  Limits limits;                  // resource bounds checked before each run (engine/limits.h)
 };
 
 struct RunOptions {
   int size = 0;                  // processing target side; 0 = the model's img.resize_target
   bool resize_to_input = false;  // DA3: resize outputs back to the image size (DA2 always does, as upstream)
   float focal_px = 0;            // DA3 metric: focal length in pixels of the *input image*; 0 = none
+  // DA3 any-view: how the reference view (the world frame) is chosen when there are >= 3 views, and whether to
+  // run the ray branch (DepthResult::rays; needs a model converted with the aux head; depth and conf are the same
+  // either way).
+  models::RefViewStrategy ref_view_strategy = models::RefViewStrategy::SaddleBalanced;
+  bool want_rays = false;
 };
 
 // Raw network outputs of Runner::forward, as owning host tensors.
 struct ForwardResult {
   Tensor depth;  // [B, H, W]
   Tensor sky;    // [B, H, W] or undefined
+  // DA3 any-view (B = the views of one scene), else undefined:
+  Tensor conf;        // [S, H, W]
+  Tensor rays;        // [S, h, w, 6] when options.want_rays
+  Tensor ray_conf;    // [S, h, w]
+  Tensor extrinsics;  // [S, 3, 4] world-to-camera
+  Tensor intrinsics;  // [S, 3, 3]
+  int64_t ref_view = 0;
   models::ForwardDumps dumps;  // per-stage copies when requested ("feat0..3", "rn1..4", "path1", "depth", "sky")
 };
 
@@ -41,17 +58,26 @@ class Runner {
   // an unusable image; the op errors of the forward.
   DepthResult run(const io::Image& image, const RunOptions& options = {});
 
-  // input: [B, 3, H, W] f32 host, normalised, H and W multiples of the patch size.
-  ForwardResult forward(const Tensor& input, bool dump_stages = false);
+  // DA3 any-view: the images are views of one scene, run in one cross-view pass; result i belongs to image i.
+  // Each view is preprocessed alone (the official policy); when the processed sizes differ, all are centre-cropped
+  // to the smallest height and width, as the official InputProcessor does. Depth, conf and intrinsics are in
+  // pixels of that common processed size (resize_to_input resizes depth and conf only); poses share the frame of
+  // the reference view (options.ref_view_strategy). Other models: InvalidArgument unless there is one image.
+  std::vector<DepthResult> run_views(const std::vector<io::Image>& images, const RunOptions& options = {});
+
+  // input: [B, 3, H, W] f32 host, normalised, H and W multiples of the patch size (DA3 any-view: B views of one
+  // scene). options: only ref_view_strategy and want_rays are used.
+  ForwardResult forward(const Tensor& input, bool dump_stages = false, const RunOptions& options = {});
 
   const Model& model() const { return *model_; }
   size_t pos_cache_size() const { return pos_cache_.size(); }
   size_t arena_peak_bytes() const { return arena_.peak_bytes(); }
 
  private:
-  models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps);
+  models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);
 
   std::shared_ptr<const Model> model_;
+  Limits limits_;
   ops::Context ctx_;
   HostArena arena_;
   models::PosEmbedCache pos_cache_;

@@ -194,6 +194,17 @@ Tensor ModelFile::dequantized(const TensorRecord& r) const {
 }
 
 Tensor ModelFile::tensor_f32(const std::string& name, const Shape& expected) const {
+  Tensor t = host_f32(name, expected);
+  return placement_ ? placement_->place(t) : t;
+}
+
+std::shared_ptr<ModelFile> ModelFile::placed(std::shared_ptr<const WeightPlacement> placement) const {
+  auto copy = std::make_shared<ModelFile>(*this);
+  copy->placement_ = std::move(placement);
+  return copy;
+}
+
+Tensor ModelFile::host_f32(const std::string& name, const Shape& expected) const {
   const TensorRecord& r = record(name);
   if (r.dtype == DType::I8 || r.dtype == DType::I32)
     fail(str_cat("tensor '", name, "' has dtype ", dtype_name(r.dtype),

@@ -57,6 +57,17 @@ struct TensorRecord {
 bool same_shape_up_to_leading_ones(const Shape& a, const Shape& b);
 Shape with_rank(const Shape& s, size_t rank);
 
+// Device placement of weights (design.md §4.4: residency is explicit). A Model built for a device gets a
+// `ModelFile::placed()` copy: its weight accessor `tensor_f32(name, expected)` hands each weight to the placement,
+// which returns the device copy (and chooses its dtype); `host_f32` still returns the host tensor for the few
+// weights host code needs (the pos-embed table). Implemented above this layer (engine), owned by the Model.
+class WeightPlacement {
+ public:
+  virtual ~WeightPlacement() = default;
+  // The device tensor for `host` (host f32, already shape- and NaN-checked, named). Throws Backend/OutOfMemory.
+  virtual Tensor place(const Tensor& host) const = 0;
+};
+
 class ModelFile {
  public:
   ModelFile(std::string path, std::map<std::string, MetaValue> meta, std::vector<TensorRecord> tensors,
@@ -78,7 +89,14 @@ class ModelFile {
   // are not weights) and a shape check: throws InvalidModel "tensor 'x' has shape [a,b], expected [c,d]". A stored
   // shape that differs only by leading 1-sized dims (see same_shape_up_to_leading_ones) is accepted and the
   // tensor is returned with the `expected` shape.
+  // On a placed ModelFile, the returned tensor is the placement's device copy.
   Tensor tensor_f32(const std::string& name, const Shape& expected) const;
+  // tensor_f32(name, expected) on the host, whatever the placement.
+  Tensor host_f32(const std::string& name, const Shape& expected) const;
+
+  // A copy of this index (sharing the file mapping) whose weight accessor places weights with `placement`.
+  std::shared_ptr<ModelFile> placed(std::shared_ptr<const WeightPlacement> placement) const;
+  const WeightPlacement* placement() const { return placement_.get(); }
 
   // ---- metadata (keys are full GGUF keys, e.g. "depthanything3.vit.depth") ----
   const std::map<std::string, MetaValue>& metadata() const { return meta_; }
@@ -108,6 +126,7 @@ class ModelFile {
   std::map<std::string, size_t> by_name_;
   std::shared_ptr<void> keepalive_;
   size_t file_bytes_ = 0;
+  std::shared_ptr<const WeightPlacement> placement_;
 };
 
 }  // namespace dacpp

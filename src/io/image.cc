@@ -61,6 +61,9 @@ std::vector<uint8_t> read_whole_file(const std::string& path, const ImageLimits&
 Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
   DACPP_FAULT_POINT("image.decode", ErrorCode::InvalidArgument, "decoding image '", name, "'");
   DACPP_CHECK(bytes != nullptr && size > 0, ErrorCode::InvalidArgument, "image '", name, "' is empty (0 bytes)");
+  DACPP_CHECK(static_cast<uint64_t>(size) <= static_cast<uint64_t>(limits.max_file_bytes),
+              ErrorCode::InvalidArgument, "image '", name, "' is ", size, " bytes, over the limit of ",
+              limits.max_file_bytes, " bytes");
   DACPP_CHECK(size <= static_cast<size_t>(INT_MAX), ErrorCode::InvalidArgument, "image '", name, "' is ", size,
               " bytes, more than the decoder accepts");
   const int len = static_cast<int>(size);

@@ -38,7 +38,7 @@ class Image {
 struct ImageLimits {
   // Largest accepted width×height, checked from the header before any pixel is decoded.
   int64_t max_pixels = int64_t{64} * 1000 * 1000;
-  // Largest accepted encoded size in bytes (files are read whole).
+  // Largest accepted encoded size in bytes, of a file (checked before it is read) or a buffer in memory.
   int64_t max_file_bytes = int64_t{1} << 30;
   // Apply the JPEG EXIF orientation (the official DA2/DA3 loaders do not; turn off for bit-parity with them).
   bool apply_exif_orientation = true;

@@ -12,9 +12,17 @@
 namespace dacpp::models {
 
 // Raw network outputs at the model-input resolution, arena tensors valid until the Runner's next forward.
+// For DA3 any-view models the leading dim S is the views of one scene (one cross-view pass), not a batch.
 struct ModelOutputs {
   Tensor depth;  // [B, H, W]: DA2 relative disparity (≥ 0), DA2 metric metres, DA3 depth (exp)
   Tensor sky;    // [B, H, W] (ReLU, ≥ 0) for DA3 mono/metric; undefined otherwise
+  // DA3 any-view only (undefined otherwise):
+  Tensor conf;        // [S, H, W] depth confidence, exp + 1
+  Tensor rays;        // [S, 8gh, 8gw, 6] when rs.want_rays
+  Tensor ray_conf;    // [S, 8gh, 8gw] when rs.want_rays
+  Tensor extrinsics;  // [S, 3, 4] world-to-camera (host, owning) when the model has a camera decoder
+  Tensor intrinsics;  // [S, 3, 3] processed-image pixels (host, owning)
+  int64_t ref_view = 0;  // the reference view (world frame), input order
 };
 
 class DepthModel {
@@ -35,7 +43,7 @@ class DepthModel {
 };
 
 // Builds the class for cfg.kind, fetching and shape-checking every tensor it needs (InvalidModel naming the
-// first missing/misshapen tensor). Unsupported for model versions not implemented yet (DA3 any-view, nested).
+// first missing/misshapen tensor). Unsupported for model versions not implemented yet (DA3 nested).
 std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig& cfg);
 
 }  // namespace dacpp::models

@@ -4,6 +4,7 @@
 
 #include "formats/tensor_names.h"
 #include "layers/weights.h"
+#include "models/dinov2_internal.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 
@@ -18,24 +19,7 @@ layers::ConvSpec patch_spec(const VitConfig& c) {
   return s;
 }
 
-// Rows [row, row + shape[0]) of a row-major tensor whose last dim matches, as a view (no copy, any device).
-Tensor rows_view(Tensor& t, int64_t row, const Shape& shape) {
-  const int64_t width = t.dim(-1);
-  float* base = static_cast<float*>(t.raw()) + row * width;
-  return Tensor::view(base, shape, DType::F32, t.device(), nullptr, t.name());
-}
-
-// Local-block RoPE positions: slot 0 at (0, 0), patch (r, c) at (r + 1, c + 1).
-std::vector<int32_t> local_positions(int64_t gh, int64_t gw) {
-  std::vector<int32_t> p(static_cast<size_t>(2 * (1 + gh * gw)), 0);
-  for (int64_t r = 0; r < gh; ++r)
-    for (int64_t c = 0; c < gw; ++c) {
-      const size_t i = static_cast<size_t>(2 * (1 + r * gw + c));
-      p[i] = static_cast<int32_t>(r + 1);
-      p[i + 1] = static_cast<int32_t>(c + 1);
-    }
-  return p;
-}
+using detail::rows_view;
 
 }  // namespace
 
@@ -44,13 +28,12 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
       patch_embed_(mf, names::vit(p, "patch_embed"), patch_spec(cfg)),
       rope_(cfg.rope_freq),
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
-  DACPP_CHECK(cfg.alt_start == -1, ErrorCode::Unsupported, "model '", mf.path(),
-              "': alternating (any-view) attention is not implemented yet");
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
   cls_token_ = layers::fetch(mf, names::vit(p, "cls_token"), {1, 1, e}).reshape({1, e});
   Tensor pos = layers::fetch(mf, names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
   pos_cls_ = pos.slice0(0, 1);
   pos_patch_ = pos.slice0(1, 1 + m2);
+  if (cfg.alt_start != -1) camera_token_ = layers::fetch(mf, names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
   blocks_.reserve(static_cast<size_t>(cfg.depth));
   for (int i = 0; i < cfg.depth; ++i) {
     layers::Dinov2BlockSpec s;
@@ -59,7 +42,10 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
     s.ffn_hidden = cfg.ffn_hidden;
     s.ffn = cfg.ffn;
     s.ln_eps = cfg.ln_eps;
-    s.qk_norm = mf.has_tensor(names::vit_block(p, i, "attn_qnorm.weight"));
+    // Any-view models declare where qk-norm starts, so a missing qnorm/knorm tensor there is an error; others key it
+    // on tensor presence (spec/gguf-compat.md §1.4).
+    s.qk_norm = (cfg.qknorm_start != -1 && i >= cfg.qknorm_start) ||
+                mf.has_tensor(names::vit_block(p, i, "attn_qnorm.weight"));
     blocks_.emplace_back(mf, p, i, s);
     block_rope_.push_back(cfg.rope_start != -1 && i >= cfg.rope_start);
   }
@@ -95,16 +81,23 @@ Tensor Dinov2::collect(RunState& rs, Tensor& x, int64_t patches) const {
   return feat;
 }
 
-std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
-  // images: [B, 3, H, W] → features: 4 × [B, gh·gw, E]
+void Dinov2::check_input(const Tensor& images) const {
   const int64_t p = cfg_.patch_size;
   DACPP_CHECK(images.rank() == 4 && images.dim(1) == 3 && images.dim(0) > 0 && images.dim(2) >= p &&
                   images.dim(3) >= p && images.dim(2) % p == 0 && images.dim(3) % p == 0,
               ErrorCode::InvalidArgument, "backbone: input '", images.name(), "' has shape ",
               shape_str(images.shape()), ", expected [B, 3, H, W] with H and W positive multiples of ", p);
+}
+
+std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
+  // images: [B, 3, H, W] → features: 4 × [B, gh·gw, E]
+  DACPP_CHECK(cfg_.alt_start == -1, ErrorCode::Internal, "backbone: single-view forward on an any-view model");
+  check_input(images);
+  const int64_t p = cfg_.patch_size;
   const int64_t gh = images.dim(2) / p, gw = images.dim(3) / p;
   Tensor x = embed(rs, images, gh, gw);
-  const std::vector<int32_t> pos = cfg_.rope_start != -1 ? local_positions(gh, gw) : std::vector<int32_t>();
+  const std::vector<int32_t> pos =
+      cfg_.rope_start != -1 ? detail::rope_positions(gh, gw, /*global=*/false) : std::vector<int32_t>();
   std::vector<Tensor> feats;
   for (int i = 0; i < cfg_.depth; ++i) {
     const bool rope = block_rope_[static_cast<size_t>(i)];

@@ -6,9 +6,10 @@
 // Patch embed (conv P/P) → prepend cls → add the (interpolated) position embedding → blocks → at each of the 4
 // out_layers: final `norm` of the tokens, slot 0 dropped → [B, P, E].
 //
-// Extension point for DA3 any-view (not implemented here): views S folded into the batch for local blocks and
-// flattened per item for global blocks (i ≥ alt_start, odd i), the camera token written into slot 0 at
-// alt_start, RoPE positions per block kind, and cat_token features [local ‖ norm(global)].
+// DA3 any-view (forward_views, dinov2_views.cc; spec/models.md §3c): the S views of one scene run local blocks
+// per view and global blocks (i ≥ alt_start, odd i) over all S·N tokens at once; the reference view is picked at
+// block alt_start − 1 (S ≥ 3); the camera token overwrites slot 0 at alt_start; RoPE positions differ per block
+// kind; outputs are cat_token features [local ‖ norm(global)] and the un-normalised slot-0 camera tokens.
 #pragma once
 
 #include <string>
@@ -30,19 +31,33 @@ class Dinov2 {
 
   // images: [B, 3, H, W] f32, H and W multiples of the patch size → 4 features [B, gh·gw, E] (arena tensors),
   // in out_layers order. Throws InvalidArgument on a bad input shape.
+  // Single-view models only (alt_start == −1).
   std::vector<Tensor> forward(RunState& rs, const Tensor& images) const;
+
+  struct ViewFeatures {
+    std::vector<Tensor> feats;  // 4 × [S, gh·gw, 2E] (arena): [local ‖ norm(global)], input view order
+    Tensor cam_tokens;          // [S, 2E] (arena): slot 0 of the last out layer, un-normalised
+    int64_t ref_view = 0;       // input index of the reference view (0 when S < 3)
+  };
+  // Any-view models (alt_start ≥ 1, cat_token): images [S, 3, H, W], the S views of one scene; the reference
+  // view strategy comes from rs.ref_view. Throws InvalidArgument on a bad input shape.
+  ViewFeatures forward_views(RunState& rs, const Tensor& images) const;
 
   const VitConfig& config() const { return cfg_; }
 
  private:
   Tensor embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw) const;
   Tensor collect(RunState& rs, Tensor& x, int64_t patches) const;
+  void check_input(const Tensor& images) const;
+  void collect_views(RunState& rs, const Tensor& local, const Tensor& x, int64_t patches, Tensor& feat) const;
+  void write_camera_tokens(RunState& rs, Tensor& x, int64_t ref) const;
 
   VitConfig cfg_;
   layers::Conv2d patch_embed_;
   Tensor cls_token_;  // [1, E]
   Tensor pos_cls_;    // [1, E]   the cls row of pos_embed
   Tensor pos_patch_;  // [M·M, E] the patch rows of pos_embed
+  Tensor camera_token_;  // [2, E] any-view only: row 0 for the reference view, row 1 for the others
   std::vector<layers::Dinov2Block> blocks_;
   std::vector<bool> block_rope_;
   layers::Rope2d rope_;

@@ -120,6 +120,7 @@ HeadConfig parse_head(const ModelFile& mf, bool da3) {
   h.output_dim = s[0];
   h.has_norm = mf.has_tensor(names::head("head", "norm.weight"));
   h.has_sky = mf.has_tensor(names::head("head", "scratch.sky_out2b.weight"));
+  h.has_aux = mf.has_tensor(names::head_rn("head", 1, true, "out.weight"));
   h.pos_embed = mf.get_bool_or(key("head.pos_embed"), da3 && !h.has_sky);
   h.max_depth = mf.get_f32_or(key("head.max_depth"), 0.f);
   require(std::isfinite(h.max_depth) && h.max_depth >= 0, mf, key("head.max_depth"), h.max_depth,
@@ -191,7 +192,27 @@ ModelConfig ModelConfig::from_file(const ModelFile& mf) {
             "a single-view model has no alternating attention or cat_token");
   }
   if (c.kind == ModelKind::Da2) require(!c.head.has_sky, mf, key("arch"), c.arch, "DA2 has no sky head");
+  if (c.kind == ModelKind::Da3AnyView) {
+    require(c.head.output_dim == 2, mf, names::head("head", "scratch.out2b.weight") + " output channels",
+            c.head.output_dim, "must be 2 (depth, confidence) for a DualDPT head");
+    require(c.vit.alt_start >= 1 && c.vit.cat_token, mf, key("vit.alt_start"), c.vit.alt_start,
+            "an any-view model needs alternating attention (alt_start >= 1) with cat_token");
+    require(!c.head.has_sky, mf, key("arch"), c.arch, "a DualDPT head has no sky branch");
+  }
+  c.has_camera_decoder = mf.has_tensor(names::cam("bb0.weight"));
   return c;
+}
+
+ModelCapabilities ModelConfig::capabilities() const {
+  ModelCapabilities k;
+  const bool any_view = kind == ModelKind::Da3AnyView || kind == ModelKind::Da3Nested;
+  k.conf = any_view;
+  k.pose = any_view && has_camera_decoder;
+  k.sky = head.has_sky;
+  k.rays = any_view && head.has_aux;
+  k.metric = metric || kind == ModelKind::Da3Nested;
+  k.multiview = any_view;
+  return k;
 }
 
 }  // namespace dacpp::models

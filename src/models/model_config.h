@@ -16,7 +16,7 @@ namespace dacpp::models {
 enum class ModelKind {
   Da2,         // DA2 relative or metric: DINOv2 + DPTHead (depth_anything_v2/dpt.py)
   Da3Mono,     // DA3MONO-LARGE / DA3METRIC-LARGE: DINOv2 + DPT with sky head (model/dpt.py)
-  Da3AnyView,  // DA3 S/B/L/G: alternating attention + DualDPT + cam_dec (not implemented yet)
+  Da3AnyView,  // DA3 S/B/L/G: alternating attention + DualDPT + cam_dec
   Da3Nested,   // DA3NESTED: any-view giant + metric large (not implemented yet)
 };
 const char* model_kind_name(ModelKind k);
@@ -45,6 +45,7 @@ struct HeadConfig {
   bool has_norm = false;   // head.norm (DualDPT / GS)
   bool has_sky = false;    // sky_out2a / sky_out2b (DA3 mono / metric)
   bool pos_embed = false;  // UV position embedding (DualDPT)
+  bool has_aux = false;    // DualDPT aux (ray) head: head.scratch.rn1_aux.out.weight present (--with-aux import)
   float max_depth = 0.f;   // DA2 metric: sigmoid · max_depth when > 0
 };
 
@@ -55,6 +56,16 @@ struct ImageConfig {
   int resize_target = 504;
 };
 
+// What a loaded model can produce (reported by `dacpp info`, checked by the CLI before running).
+struct ModelCapabilities {
+  bool conf = false;       // per-pixel depth confidence (DA3 any-view)
+  bool pose = false;       // camera extrinsics + intrinsics (DA3 any-view with cam_dec)
+  bool sky = false;        // sky score (DA3 mono/metric)
+  bool rays = false;       // ray map (DA3 any-view imported with the aux head)
+  bool metric = false;     // depth in metres (DA2 metric) or focal-normalised metres (DA3 metric)
+  bool multiview = false;  // one cross-view pass over several images (DA3 any-view)
+};
+
 struct ModelConfig {
   std::string arch;             // "depthanything2" / "depthanything3"
   std::string checkpoint_name;  // may be empty
@@ -63,6 +74,9 @@ struct ModelConfig {
   VitConfig vit;
   HeadConfig head;
   ImageConfig img;
+  bool has_camera_decoder = false;  // cam.bb0.weight present (DA3 any-view pose head)
+
+  ModelCapabilities capabilities() const;
 
   // Parses and validates. Throws InvalidModel naming the key/tensor and value, Unsupported for a well-formed
   // model version this build does not implement yet is *not* raised here (the factory does).

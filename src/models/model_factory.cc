@@ -1,4 +1,5 @@
 #include "models/da2_model.h"
+#include "models/da3_any_view_model.h"
 #include "models/da3_mono_model.h"
 #include "models/depth_model.h"
 
@@ -11,11 +12,12 @@ std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig&
     case ModelKind::Da3Mono:
       return std::make_unique<Da3MonoModel>(mf, cfg);
     case ModelKind::Da3AnyView:
+      return std::make_unique<Da3AnyViewModel>(mf, cfg);
     case ModelKind::Da3Nested:
       break;
   }
   DACPP_THROW(ErrorCode::Unsupported, "model '", mf.path(), "': ", model_kind_name(cfg.kind),
-              " models are not supported yet (DA2 and DA3 mono/metric are)");
+              " models are not supported yet (DA2, DA3 mono/metric and DA3 any-view are)");
 }
 
 }  // namespace dacpp::models

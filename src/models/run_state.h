@@ -7,6 +7,7 @@
 
 #include "layers/exec.h"
 #include "models/pos_embed_cache.h"
+#include "models/reference_view.h"
 
 namespace dacpp::models {
 
@@ -21,6 +22,9 @@ struct RunState {
   layers::Exec& ex;
   PosEmbedCache& pos_cache;
   ForwardDumps* dumps = nullptr;  // null: no dumps
+  // DA3 any-view only: how to pick the reference view (S >= 3), and whether to run the DualDPT ray branch.
+  RefViewStrategy ref_view = RefViewStrategy::SaddleBalanced;
+  bool want_rays = false;
 
   void dump(const std::string& name, const Tensor& t) const {
     if (dumps != nullptr) dumps->put(name, t);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -10,10 +11,10 @@ namespace dacpp::ops {
 void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   using namespace detail;
   constexpr const char* op = "attention";
-  check_input(ctx, op, "q", q);
-  check_input(ctx, op, "k", k);
-  check_input(ctx, op, "v", v);
-  check_input(ctx, op, "out", out);
+  const DType dt = check_act(ctx, op, "q", q);
+  check_dtype(ctx, op, "k", k, dt);
+  check_dtype(ctx, op, "v", v, dt);
+  check_dtype(ctx, op, "out", out, dt);
   check_rank(op, "q", q, 4);
   check_rank(op, "k", k, 4);
   const int64_t b = q.dim(0), h = q.dim(1), nq = q.dim(2), d = q.dim(3);
@@ -32,7 +33,7 @@ void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, 
     case DeviceKind::Cpu:
       return cpu::attention(ctx.cpu(), q, k, v, scale, out);
     case DeviceKind::Cuda:
-      break;
+      return cuda::attention(ctx.cuda(), q, k, v, scale, out);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

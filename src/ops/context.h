@@ -5,7 +5,9 @@
 
 #include <memory>
 
+#include "backends/cuda/cuda_ops.h"
 #include "core/device.h"
+#include "core/dtype.h"
 #include "core/thread_pool.h"
 
 namespace dacpp::cpu {
@@ -17,7 +19,11 @@ namespace dacpp::ops {
 class Context {
  public:
   // threads <= 0: all hardware threads. prim_cache_capacity bounds the per-shape oneDNN primitive cache (LRU).
-  explicit Context(Device device = Device::cpu(), int threads = 0, size_t prim_cache_capacity = 512);
+  // act_dtype: the activation dtype of the ops run on this context: F32 on the CPU; F32, BF16 or F16 on CUDA
+  // (InvalidArgument otherwise). A Cuda device creates the CUDA state (Backend when the device or driver fails;
+  // Unsupported "dacpp was built without CUDA (rebuild with -DDACPP_CUDA=ON)" in a CPU-only build).
+  explicit Context(Device device = Device::cpu(), int threads = 0, size_t prim_cache_capacity = 512,
+                   DType act_dtype = DType::F32);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -25,11 +31,16 @@ class Context {
   const Device& device() const { return device_; }
   const ThreadPool& pool() const { return pool_; }
   cpu::CpuContext& cpu();
+  // The CUDA state; throws Backend naming the device when this context is not on a CUDA device.
+  cuda::CudaContext& cuda();
+  DType act_dtype() const { return act_dtype_; }
 
  private:
   Device device_;
+  DType act_dtype_;
   ThreadPool pool_;
   std::unique_ptr<cpu::CpuContext> cpu_;
+  cuda::CudaContextPtr cuda_;
 };
 
 // Fused activation applied by linear / conv epilogues.

@@ -1,6 +1,7 @@
 #include "ops/conv2d.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -15,12 +16,13 @@ int64_t conv_out(const char* op, const char* axis, int64_t in, int64_t k, int st
   return (in + 2 * pad - k) / stride + 1;
 }
 
+// x, w and y share one activation dtype (f32 on the CPU; f32, bf16 or f16 on CUDA); bias is f32.
 void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
                   const Tensor& y) {
   using namespace detail;
-  check_input(ctx, op, "x", x);
-  check_input(ctx, op, "w", w);
-  check_input(ctx, op, "y", y);
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "w", w, dt);
+  check_dtype(ctx, op, "y", y, dt);
   if (bias.defined()) check_input(ctx, op, "bias", bias);
   check_rank(op, "x", x, 4);
   check_rank(op, "w", w, 4);
@@ -49,8 +51,11 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
       const cpu::Epilogue e = act == Activation::Relu ? cpu::Epilogue::Relu : cpu::Epilogue::None;
       return cpu::conv2d(ctx.cpu(), x, w, bias, y, g, e);
     }
-    case DeviceKind::Cuda:
-      break;
+    case DeviceKind::Cuda: {
+      const cuda::ConvGeometry g{p.stride_h, p.stride_w, p.pad_h, p.pad_w};
+      const cuda::Epilogue e = act == Activation::Relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+      return cuda::conv2d(ctx.cuda(), x, w, bias, y, g, e);
+    }
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
@@ -70,7 +75,7 @@ void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tens
     case DeviceKind::Cpu:
       return cpu::conv_transpose2d(ctx.cpu(), x, w, bias, y, stride);
     case DeviceKind::Cuda:
-      break;
+      return cuda::conv_transpose2d(ctx.cuda(), x, w, bias, y, stride);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

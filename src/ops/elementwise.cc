@@ -1,6 +1,7 @@
 #include "ops/elementwise.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -17,12 +18,23 @@ cpu::UnaryKind to_cpu(Unary k) {
   DACPP_THROW(ErrorCode::InvalidArgument, "unary: unknown kind ", static_cast<int>(k));
 }
 
+cuda::UnaryKind to_cuda(Unary k) {
+  switch (k) {
+    case Unary::Gelu: return cuda::UnaryKind::Gelu;
+    case Unary::Silu: return cuda::UnaryKind::Silu;
+    case Unary::Relu: return cuda::UnaryKind::Relu;
+    case Unary::Exp: return cuda::UnaryKind::Exp;
+    case Unary::Sigmoid: return cuda::UnaryKind::Sigmoid;
+  }
+  DACPP_THROW(ErrorCode::InvalidArgument, "unary: unknown kind ", static_cast<int>(k));
+}
+
 // b broadcasts against a (right-aligned; each b dim is 1 or equal), y has a's shape.
 void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
   using namespace detail;
-  check_input(ctx, op, "a", a);
-  check_input(ctx, op, "b", b);
-  check_input(ctx, op, "y", y);
+  const DType dt = check_act(ctx, op, "a", a);
+  check_dtype(ctx, op, "b", b, dt);
+  check_dtype(ctx, op, "y", y, dt);
   check_shape(op, "y", y, a.shape());
   bool ok = b.rank() <= a.rank();
   for (int i = 1; ok && i <= b.rank(); ++i) {
@@ -42,7 +54,8 @@ void binary(Context& ctx, const char* op, cpu::BinaryKind kind, const Tensor& a,
     case DeviceKind::Cpu:
       return cpu::binary(ctx.cpu(), kind, a, b, y);
     case DeviceKind::Cuda:
-      break;
+      return cuda::binary(ctx.cuda(),
+                          kind == cpu::BinaryKind::Add ? cuda::BinaryKind::Add : cuda::BinaryKind::Mul, a, b, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
@@ -52,14 +65,14 @@ void binary(Context& ctx, const char* op, cpu::BinaryKind kind, const Tensor& a,
 void unary(Context& ctx, Unary kind, const Tensor& x, Tensor& y) {
   using namespace detail;
   constexpr const char* op = "unary";
-  check_input(ctx, op, "x", x);
-  check_input(ctx, op, "y", y);
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "y", y, dt);
   check_shape(op, "y", y, x.shape());
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::unary(ctx.cpu(), to_cpu(kind), x, y);
     case DeviceKind::Cuda:
-      break;
+      return cuda::unary(ctx.cuda(), to_cuda(kind), x, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

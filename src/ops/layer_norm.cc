@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -10,10 +11,10 @@ namespace dacpp::ops {
 void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   using namespace detail;
   constexpr const char* op = "layer_norm";
-  check_input(ctx, op, "x", x);
+  const DType dt = check_act(ctx, op, "x", x);
   check_input(ctx, op, "gamma", gamma);
   check_input(ctx, op, "beta", beta);
-  check_input(ctx, op, "y", y);
+  check_dtype(ctx, op, "y", y, dt);
   check_min_rank(op, "x", x, 1);
   const int64_t c = x.dim(-1);
   check_shape(op, "gamma", gamma, {c});
@@ -27,7 +28,7 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
     case DeviceKind::Cpu:
       return cpu::layer_norm(ctx.cpu(), x, gamma, beta, eps, y);
     case DeviceKind::Cuda:
-      break;
+      return cuda::layer_norm(ctx.cuda(), x, gamma, beta, eps, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -1,6 +1,7 @@
 #include "ops/linear.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -8,9 +9,9 @@ namespace dacpp::ops {
 void linear(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Activation act) {
   using namespace detail;
   constexpr const char* op = "linear";
-  check_input(ctx, op, "x", x);
-  check_input(ctx, op, "w", w);
-  check_input(ctx, op, "y", y);
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "w", w, dt);
+  check_dtype(ctx, op, "y", y, dt);
   if (bias.defined()) check_input(ctx, op, "bias", bias);
   check_rank(op, "w", w, 2);
   check_min_rank(op, "x", x, 1);
@@ -30,8 +31,12 @@ void linear(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
                                                         : cpu::Epilogue::None;
       return cpu::linear(ctx.cpu(), x, w, bias, y, e);
     }
-    case DeviceKind::Cuda:
-      break;
+    case DeviceKind::Cuda: {
+      const cuda::Epilogue e = act == Activation::Gelu   ? cuda::Epilogue::Gelu
+                               : act == Activation::Relu ? cuda::Epilogue::Relu
+                                                         : cuda::Epilogue::None;
+      return cuda::linear(ctx.cuda(), x, w, bias, y, e);
+    }
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -7,13 +7,48 @@ std::string label(const char* role, const Tensor& t) {
   return str_cat(role, " '", t.name(), "'");
 }
 
-void check_input(const Context& ctx, const char* op, const char* role, const Tensor& t) {
+void check_resident(const Context& ctx, const char* op, const char* role, const Tensor& t) {
   DACPP_CHECK(t.defined(), ErrorCode::InvalidArgument, op, ": tensor ", label(role, t), " is undefined");
   DACPP_CHECK(t.device() == ctx.device(), ErrorCode::Backend, op, ": tensor ", label(role, t), " ",
               shape_str(t.shape()), " is on ", device_name(t.device()), " but the op runs on ",
               device_name(ctx.device()));
-  DACPP_CHECK(t.dtype() == DType::F32, ErrorCode::InvalidArgument, op, ": tensor ", label(role, t), " has dtype ",
-              dtype_name(t.dtype()), ", expected f32");
+}
+
+void check_input(const Context& ctx, const char* op, const char* role, const Tensor& t) {
+  check_dtype(ctx, op, role, t, DType::F32);
+}
+
+bool act_dtype_allowed(const Device& device, DType dt) {
+  if (device.kind == DeviceKind::Cpu) return dt == DType::F32;
+  return dt == DType::F32 || dt == DType::BF16 || dt == DType::F16;
+}
+
+DType check_act(const Context& ctx, const char* op, const char* role, const Tensor& t) {
+  check_resident(ctx, op, role, t);
+  DACPP_CHECK(act_dtype_allowed(ctx.device(), t.dtype()), ErrorCode::InvalidArgument, op, ": tensor ",
+              label(role, t), " has dtype ", dtype_name(t.dtype()), ", expected ",
+              ctx.device().kind == DeviceKind::Cpu ? "f32" : "f32, bf16 or f16", " on ", device_name(ctx.device()));
+  return t.dtype();
+}
+
+void check_dtype(const Context& ctx, const char* op, const char* role, const Tensor& t, DType want) {
+  check_resident(ctx, op, role, t);
+  DACPP_CHECK(t.dtype() == want, ErrorCode::InvalidArgument, op, ": tensor ", label(role, t), " has dtype ",
+              dtype_name(t.dtype()), ", expected ", dtype_name(want));
+}
+
+DType check_resize_pair(const Context& ctx, const char* op, const Tensor& x, const Tensor& y) {
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "y", y, dt);
+  check_rank(op, "x", x, 4);
+  check_rank(op, "y", y, 4);
+  DACPP_CHECK(x.dim(0) == y.dim(0) && x.dim(1) == y.dim(1), ErrorCode::InvalidArgument, op, ": ", label("y", y),
+              " has shape ", shape_str(y.shape()), " but ", label("x", x), " has shape ", shape_str(x.shape()),
+              " (batch and channels must match)");
+  DACPP_CHECK(y.numel() == 0 || (x.dim(2) > 0 && x.dim(3) > 0), ErrorCode::InvalidArgument, op, ": ",
+              label("x", x), " has an empty spatial extent ", shape_str(x.shape()));
+  check_no_alias(op, "y", y, "x", x);
+  return dt;
 }
 
 void check_rank(const char* op, const char* role, const Tensor& t, int rank) {

@@ -12,8 +12,22 @@ namespace dacpp::ops::detail {
 // "w 'blocks.0.mlp.fc1.weight'" or just "w" for an unnamed tensor.
 std::string label(const char* role, const Tensor& t);
 
+// Dtype rule (design.md §3): on the CPU every tensor is f32. On CUDA the activations of one call share one dtype,
+// f32, bf16 or f16 (linear / conv weights too); bias, layer-norm gamma / beta and other parameters stay f32.
+
+// t is defined (InvalidArgument) and resident on ctx.device() (Backend, naming the tensor and both devices).
+void check_resident(const Context& ctx, const char* op, const char* role, const Tensor& t);
 // t is defined (InvalidArgument), resident on ctx.device() (Backend) and f32 (InvalidArgument).
 void check_input(const Context& ctx, const char* op, const char* role, const Tensor& t);
+// True when `dt` may be an activation dtype on `device` (cpu: f32; cuda: f32, bf16, f16).
+bool act_dtype_allowed(const Device& device, DType dt);
+// t is resident and of an activation dtype allowed on ctx's device; returns that dtype (the call's dtype).
+DType check_act(const Context& ctx, const char* op, const char* role, const Tensor& t);
+// t is resident and has dtype `want` (InvalidArgument naming it and both dtypes otherwise).
+void check_dtype(const Context& ctx, const char* op, const char* role, const Tensor& t, DType want);
+// The shared prologue of the resize ops: x and y resident, one activation dtype, rank 4, same batch and
+// channels, non-empty source when the output is non-empty, no aliasing. Returns the dtype.
+DType check_resize_pair(const Context& ctx, const char* op, const Tensor& x, const Tensor& y);
 
 void check_rank(const char* op, const char* role, const Tensor& t, int rank);
 void check_min_rank(const char* op, const char* role, const Tensor& t, int rank);

@@ -1,6 +1,7 @@
 #include "ops/permute.h"
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -8,8 +9,8 @@ namespace dacpp::ops {
 void permute(Context& ctx, const Tensor& x, const std::vector<int>& perm, Tensor& y) {
   using namespace detail;
   constexpr const char* op = "permute";
-  check_input(ctx, op, "x", x);
-  check_input(ctx, op, "y", y);
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "y", y, dt);
   const int rank = x.rank();
   DACPP_CHECK(rank <= 6 && static_cast<int>(perm.size()) == rank, ErrorCode::InvalidArgument, op, ": perm of ",
               perm.size(), " entries for ", label("x", x), " of shape ", shape_str(x.shape()), " (rank <= 6)");
@@ -28,7 +29,7 @@ void permute(Context& ctx, const Tensor& x, const std::vector<int>& perm, Tensor
     case DeviceKind::Cpu:
       return cpu::permute(ctx.cpu(), x, perm, y);
     case DeviceKind::Cuda:
-      break;
+      return cuda::permute(ctx.cuda(), x, perm, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -116,18 +116,12 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, ModelParity,
                                            Case{"da3mono_tiny", "", true}, Case{"da3metric_tiny", "", true}),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.dir); });
 
-TEST(ModelLoad, Da3MetricIsDetectedAndAnyViewIsUnsupported) {
+TEST(ModelLoad, Da3MetricIsDetectedAndAnyViewLoads) {
   if (!std::filesystem::exists(kDir + "da3metric_tiny")) GTEST_SKIP();
   EXPECT_TRUE(Model::load(kDir + "da3metric_tiny")->config().metric);
   EXPECT_FALSE(Model::load(kDir + "da3mono_tiny")->config().metric);
   if (!std::filesystem::exists(kDir + "da3small_tiny")) return;
-  try {
-    Model::load(kDir + "da3small_tiny");
-    FAIL() << "DA3 any-view loaded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
-    EXPECT_NE(std::string(e.what()).find("any-view"), std::string::npos) << e.what();
-  }
+  EXPECT_EQ(Model::load(kDir + "da3small_tiny")->config().kind, models::ModelKind::Da3AnyView);
 }
 
 }  // namespace

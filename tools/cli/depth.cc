@@ -1,6 +1,7 @@
 // dacpp depth -m MODEL IMAGE... [-o DIR] — depth for one or many images (or folders of images).
 // Each image is processed on its own; a failed image is reported and the others still run; the exit status is
-// that of the first failure. An image that cannot be decoded is invalid input (exit 3) like a bad model file, even
+// that of the first failure. With --views (DA3 any-view models) the images are the views of one scene and run in
+// one cross-view pass: depth, confidence and poses share the reference view's frame; any failure fails the pass. An image that cannot be decoded is invalid input (exit 3) like a bad model file, even
 // though the decoder reports it as InvalidArgument (which is exit 2, kept for bad flags).
 #include <unistd.h>
 
@@ -21,6 +22,9 @@
 #include "engine/model.h"
 #include "engine/runner.h"
 #include "io/image.h"
+#include "io/pose_json.h"
+#include "io/writers.h"
+#include "models/reference_view.h"
 
 namespace dacpp::cli {
 namespace {
@@ -36,6 +40,9 @@ struct DepthOptions {
   bool resize_to_input = false;
   float focal = 0;
   float max_depth = 0;
+  bool views = false, conf = false, pose = false;
+  std::string ref_view = "saddle_balanced";
+  ExportOptions exports;  // --ply / --glb / --colmap (depth_outputs.h)
 };
 
 OutputSelection selection(const DepthOptions& o) {
@@ -60,6 +67,14 @@ void validate(const DepthOptions& o, const Model& model, const OutputSelection& 
   if (sel.sky)
     DACPP_CHECK(cfg.head.has_sky, ErrorCode::Unsupported, "--sky: model '", o.model, "' (",
                 models::model_kind_name(cfg.kind), ") has no sky head; only DA3 mono/metric models do");
+  const models::ModelCapabilities caps = cfg.capabilities();
+  const char* kind = models::model_kind_name(cfg.kind);
+  DACPP_CHECK(!o.views || caps.multiview, ErrorCode::Unsupported, "--views: model '", o.model, "' (", kind,
+              ") is single-view; only DA3 any-view models run several views in one pass");
+  DACPP_CHECK(!o.conf || caps.conf, ErrorCode::Unsupported, "--conf: model '", o.model, "' (", kind,
+              ") has no confidence output; only DA3 any-view models do");
+  DACPP_CHECK(!o.pose || caps.pose, ErrorCode::Unsupported, "--pose: model '", o.model, "' (", kind,
+              ") has no pose head (camera decoder cam.*); only DA3 any-view models do");
   if (o.focal > 0)
     DACPP_CHECK(cfg.kind == models::ModelKind::Da3Mono && cfg.metric, ErrorCode::InvalidArgument,
                 "--focal applies to DA3 metric models only; '", o.model, "' is ", models::model_kind_name(cfg.kind),
@@ -67,6 +82,30 @@ void validate(const DepthOptions& o, const Model& model, const OutputSelection& 
 }
 
 std::string stem_of(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+// The any-view extras of one result: <stem>.conf.pfm and <stem>.pose.json, added to its JSON summary.
+void write_view_extras(const DepthOptions& o, const DepthResult& r, const std::string& stem, nlohmann::json& j) {
+  const std::string base = (std::filesystem::path(o.out_dir) / stem).string();
+  if (o.conf && r.conf.defined()) {
+    io::write_pfm(base + ".conf.pfm", r.conf.data<float>(), static_cast<int>(r.conf.dim(0)),
+                  static_cast<int>(r.conf.dim(1)));
+    j["files"]["conf_pfm"] = base + ".conf.pfm";
+  }
+  if (o.pose && r.has_pose) {
+    io::SceneView v;
+    v.stem = stem;
+    v.width = r.processed_width;
+    v.height = r.processed_height;
+    v.source_width = r.source_width;
+    v.source_height = r.source_height;
+    v.has_pose = true;
+    v.w2c = r.extrinsics;
+    v.K = r.intrinsics;
+    io::write_pose_json(v, base + ".pose.json");
+    j["files"]["pose_json"] = base + ".pose.json";
+    j["pose"] = io::pose_json(v);
+  }
+}
 
 // The exit status for a failure on one image; `decoding`: the error came from reading/decoding the image file.
 int image_exit_status(const Error& e, bool decoding) {
@@ -78,6 +117,36 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 ok, 2 usage (bad flag or value), 3 invalid input (missing or undecodable image, bad model "
     "file, unwritable output), 4 unsupported (e.g. --sky on a model without a sky head), 5 backend/device, "
     "6 out of memory, 1 internal. With several images the others still run; the status is the first failure's.";
+
+// --views: decode every image (any failure ends the run: the pass needs them all), one cross-view pass, then the
+// outputs of each view.
+int run_scene(const DepthOptions& o, Runner& runner, const RunOptions& run, const std::vector<std::string>& inputs,
+              const OutputSelection& sel) {
+  // The decoded images are kept for the scene exports' point colours.
+  std::vector<io::Image> images;
+  for (const std::string& path : inputs) {
+    try {
+      images.push_back(io::load_image(path));
+    } catch (const Error& e) {
+      std::fprintf(stderr, "dacpp: error: %s\n", e.what());
+      return image_exit_status(e, /*decoding=*/true);
+    }
+  }
+  const std::vector<DepthResult> results = runner.run_views(images, run);
+  nlohmann::json summary = nlohmann::json::array();
+  for (size_t i = 0; i < results.size(); ++i) {
+    nlohmann::json j = write_depth_outputs(results[i], o.out_dir, stem_of(inputs[i]), sel);
+    write_view_extras(o, results[i], stem_of(inputs[i]), j);
+    j["input"] = inputs[i];
+    summary.push_back(j);
+  }
+  nlohmann::json out = summary;
+  if (wants_scene_exports(o.exports)) {
+    out = {{"views", summary}, {"scene", export_scene(results, images, inputs, o.out_dir, o.exports)}};
+  }
+  if (o.json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
 
 }  // namespace
 
@@ -99,12 +168,20 @@ Command register_depth(CLI::App& app) {
   sub->add_flag("--resize-to-input", o->resize_to_input, "DA3: resize outputs to the input image size");
   sub->add_option("--focal", o->focal, "DA3 metric: focal length in pixels of the input image → metres");
   sub->add_option("--max-depth", o->max_depth, "DA2 metric checkpoints: output scale in metres (20 or 80)");
+  sub->add_flag("--views", o->views, "DA3 any-view: the images are views of one scene, run in one pass");
+  sub->add_flag("--conf", o->conf, "Write <stem>.conf.pfm (DA3 any-view depth confidence)");
+  sub->add_flag("--pose", o->pose, "Write <stem>.pose.json (DA3 any-view camera, OpenCV world-to-camera)");
+  sub->add_option("--ref-view", o->ref_view,
+                  "DA3 any-view reference view (the world frame) for >= 3 views: saddle_balanced, first, middle, "
+                  "saddle_sim_range");
+  add_export_flags(sub, o->exports);
   return {sub, [o]() {
             const OutputSelection sel = selection(*o);
             LoadOptions lo;
             lo.import.max_depth = o->max_depth;
             std::shared_ptr<const Model> model = Model::load(o->model, lo);
             validate(*o, *model, sel);
+            resolve_export_options(o->exports, *model, o->model, o->out_dir, o->views);
             const std::vector<std::string> inputs = expand_image_inputs(o->images);
             std::error_code ec;
             std::filesystem::create_directories(o->out_dir, ec);
@@ -117,6 +194,8 @@ Command register_depth(CLI::App& app) {
             run.size = o->size;
             run.resize_to_input = o->resize_to_input;
             run.focal_px = o->focal;
+            run.ref_view_strategy = models::parse_ref_view_strategy(o->ref_view);
+            if (o->views) return run_scene(*o, runner, run, inputs, sel);
             Progress progress(inputs.size(), /*enabled=*/inputs.size() > 1);
             nlohmann::json results = nlohmann::json::array();
             int status = 0;
@@ -128,6 +207,7 @@ Command register_depth(CLI::App& app) {
                 decoding = false;
                 DepthResult r = runner.run(img, run);
                 nlohmann::json j = write_depth_outputs(r, o->out_dir, stem_of(path), sel);
+                write_view_extras(*o, r, stem_of(path), j);
                 j["input"] = path;
                 results.push_back(j);
               } catch (const Error& e) {

@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "formats/open_model_file.h"
 #include "formats/model_file.h"
 #include "formats/tensor_names.h"
+#include "models/model_config.h"
 
 namespace dacpp::cli {
 namespace {
@@ -42,6 +44,20 @@ nlohmann::json meta_json(const MetaValue& v) {
   return nullptr;
 }
 
+// What the model can produce (models::ModelCapabilities); {"config_error": why} when its config does not parse
+// (info describes broken files too).
+nlohmann::json capabilities(const ModelFile& m) {
+  try {
+    const models::ModelConfig cfg = models::ModelConfig::from_file(m);
+    const models::ModelCapabilities c = cfg.capabilities();
+    return {{"kind", models::model_kind_name(cfg.kind)}, {"depth", true},       {"conf", c.conf},
+            {"pose", c.pose},   {"sky", c.sky},          {"rays", c.rays},
+            {"metric", c.metric}, {"multiview", c.multiview}};
+  } catch (const Error& e) {
+    return {{"config_error", e.what()}};
+  }
+}
+
 nlohmann::json describe(const ModelFile& m) {
   nlohmann::json j;
   j["path"] = m.path();
@@ -65,6 +81,7 @@ nlohmann::json describe(const ModelFile& m) {
   j["tensor_count"] = m.records().size();
   j["parameters"] = params;
   j["dtypes"] = dtypes;
+  j["capabilities"] = capabilities(m);
   return j;
 }
 
@@ -79,6 +96,10 @@ void print_text(const nlohmann::json& j) {
   std::string dt;
   for (const auto& [k, v] : j["dtypes"].items()) dt += (dt.empty() ? "" : ", ") + k + " " + v.dump();
   std::printf("dtypes:       %s\n", dt.c_str());
+  std::string caps;
+  for (const auto& [k, v] : j["capabilities"].items())
+    if (v.is_boolean() && v.get<bool>()) caps += (caps.empty() ? "" : ", ") + k;
+  std::printf("capabilities: %s\n", caps.empty() ? "(config error)" : caps.c_str());
 }
 
 }  // namespace

@@ -44,4 +44,7 @@ void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Te
 
 void permute(CpuContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
 
+// x: [B, H, N, D] rotated in place, positions: [N, 2] i32 (row, column); contract ops/rope.h.
+void rope2d(CpuContext& c, Tensor& x, const Tensor& positions, float base);
+
 }  // namespace dacpp::cpu

@@ -1,0 +1,369 @@
+// attention on CUDA: out[b, n, h, :] = softmax(scale · q[b, h, n] · k[b, h]ᵀ) · v[b, h].
+//
+// flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 64 query rows of one (b, h), 4 warps of 16 rows.
+// K/V tiles of 64 keys are double-buffered in shared memory with cp.async (rows padded by 8 elements so ldmatrix is
+// conflict-free); S = Q·Kᵀ and O += P·V run on tensor cores (m16n8k16), the softmax is online in f32 in registers
+// (exp2 with scale·log2 e folded in), P is rounded to the input dtype only as the mma operand. Shared memory is
+// (64 + 4·64)·(D + 8) elements whatever N: 45 KiB for D = 64.
+//
+// attention_simt (f32 exact, and any dtype with other D <= 256 or unaligned pointers): one block = 16 query rows,
+// 4 warps of 4 rows; per tile of 32 keys each lane scores one key, the warp runs the online softmax, and each lane
+// accumulates D/32 output columns. All math f32 (expf, no fast math).
+#include <cfloat>
+#include <cmath>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_ops_nn.h"
+#include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/mma_util.cuh"
+
+namespace dacpp::cuda {
+namespace {
+
+using namespace mma;
+
+constexpr int kBr = 64;  // query rows per block (tensor-core kernel)
+constexpr int kBc = 64;  // keys per tile
+constexpr int kTcThreads = 128;
+
+// Rows [row0, row0 + 64) of a [rows, D] matrix into shared memory (row stride D + 8); rows past `rows` are zeroed.
+template <typename T, int D>
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int tid) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int i = tid; i < 64 * kChunks; i += kTcThreads) {
+    const int r = i / kChunks, c = (i % kChunks) * 8;
+    T* d = dst + r * (D + 8) + c;
+    if (row0 + r < rows) {
+      cp_async16(d, src + static_cast<int64_t>(row0 + r) * D + c);
+    } else {
+      *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+// Online-softmax update of one warp's 16 rows for one tile of scores s (already scaled to log2 units).
+// Rows: g (i = 0) and g + 8 (i = 1); m, l: running max and this thread's partial row sums.
+template <int D>
+__device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o)[D / 8][4], float (&m)[2],
+                                               float (&l)[2]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < kBc / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * i], s[nt][2 * i + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[i], mx);
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    const float alpha = exp2f(m[i] - m_use);
+    float sum = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < kBc / 8; ++nt) {
+      s[nt][2 * i] = exp2f(s[nt][2 * i] - m_use);
+      s[nt][2 * i + 1] = exp2f(s[nt][2 * i + 1] - m_use);
+      sum += s[nt][2 * i] + s[nt][2 * i + 1];
+    }
+    l[i] = l[i] * alpha + sum;
+    m[i] = m_new;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) {
+      o[dt][2 * i] *= alpha;
+      o[dt][2 * i + 1] *= alpha;
+    }
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kTcThreads)
+    flash_attention_tc(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
+                       int heads, int nq, int nk, float scale_log2) {
+  constexpr int kStride = D + 8;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sq = reinterpret_cast<T*>(smem_raw);
+  T* sk = sq + kBr * kStride;       // [2][kBc][kStride]
+  T* sv = sk + 2 * kBc * kStride;   // [2][kBc][kStride]
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4, mi = lane / 8, ri = lane % 8;
+  const int bh = blockIdx.y, q0 = blockIdx.x * kBr;
+  const T* qb = q + static_cast<int64_t>(bh) * nq * D;
+  const T* kb = k + static_cast<int64_t>(bh) * nk * D;
+  const T* vb = v + static_cast<int64_t>(bh) * nk * D;
+
+  load_tile<T, D>(sq, qb, q0, nq, tid);
+  load_tile<T, D>(sk, kb, 0, nk, tid);
+  load_tile<T, D>(sv, vb, 0, nk, tid);
+  cp_async_commit();
+
+  uint32_t qf[D / 16][4];
+  float o[D / 8][4];
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const int ntiles = (nk + kBc - 1) / kBc;
+
+  for (int j = 0; j < ntiles; ++j) {
+    const int buf = j & 1;
+    if (j + 1 < ntiles) {
+      load_tile<T, D>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, tid);
+      load_tile<T, D>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, tid);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    if (j == 0) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldmatrix_x4(qf[kk], sq + (warp * 16 + (mi & 1) * 8 + ri) * kStride + kk * 16 + (mi >> 1) * 8);
+    }
+    const T* skb = sk + buf * kBc * kStride;
+    const T* svb = sv + buf * kBc * kStride;
+
+    float s[kBc / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < kBc / 8; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+      for (int n2 = 0; n2 < kBc / 16; ++n2) {
+        uint32_t kf[4];
+        ldmatrix_x4(kf, skb + (n2 * 16 + (mi >> 1) * 8 + ri) * kStride + kk * 16 + (mi & 1) * 8);
+        mma16816<T>(s[2 * n2], qf[kk], kf[0], kf[1]);
+        mma16816<T>(s[2 * n2 + 1], qf[kk], kf[2], kf[3]);
+      }
+    }
+    const int key0 = j * kBc;
+#pragma unroll
+    for (int nt = 0; nt < kBc / 8; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool valid = key0 + nt * 8 + 2 * t + (e & 1) < nk;
+        s[nt][e] = valid ? s[nt][e] * scale_log2 : -INFINITY;
+      }
+    }
+    softmax_update<D>(s, o, m, l);
+
+#pragma unroll
+    for (int kc = 0; kc < kBc / 16; ++kc) {
+      const uint32_t pa[4] = {pack2<T>(s[2 * kc][0], s[2 * kc][1]), pack2<T>(s[2 * kc][2], s[2 * kc][3]),
+                              pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
+                              pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+#pragma unroll
+      for (int d2 = 0; d2 < D / 16; ++d2) {
+        uint32_t vf[4];
+        ldmatrix_x4_trans(vf, svb + (kc * 16 + (mi & 1) * 8 + ri) * kStride + d2 * 16 + (mi >> 1) * 8);
+        mma16816<T>(o[2 * d2], pa, vf[0], vf[1]);
+        mma16816<T>(o[2 * d2 + 1], pa, vf[2], vf[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with buf before the next iteration refills it
+  }
+
+  const int b = bh / heads, h = bh % heads;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float li = l[i];
+    li += __shfl_xor_sync(0xffffffffu, li, 1);
+    li += __shfl_xor_sync(0xffffffffu, li, 2);
+    const float inv = li > 0.f ? 1.f / li : 0.f;
+    const int row = q0 + warp * 16 + g + 8 * i;
+    if (row >= nq) continue;
+    T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * D;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+      *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * t) = pack2<T>(o[dt][2 * i] * inv, o[dt][2 * i + 1] * inv);
+  }
+}
+
+constexpr int kSimtWarps = 4, kSimtRows = 4, kSimtKeys = 32;  // rows per warp; keys per tile
+
+// DC = output columns per lane (D <= 32·DC).
+template <typename T, int DC>
+__global__ void __launch_bounds__(kSimtWarps * 32)
+    attention_simt(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
+                   int heads, int nq, int nk, int d, float scale) {
+  constexpr int kRows = kSimtWarps * kSimtRows;
+  extern __shared__ float smem_f[];
+  float* sq = smem_f;                       // [kRows][d]
+  float* sk = sq + kRows * d;               // [kSimtKeys][d + 1]
+  float* sv = sk + kSimtKeys * (d + 1);     // [kSimtKeys][d]
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
+  const T* qb = q + static_cast<int64_t>(bh) * nq * d;
+  const T* kb = k + static_cast<int64_t>(bh) * nk * d;
+  const T* vb = v + static_cast<int64_t>(bh) * nk * d;
+  for (int i = tid; i < kRows * d; i += blockDim.x) {
+    const int r = i / d;
+    sq[i] = q0 + r < nq ? to_float(qb[static_cast<int64_t>(q0) * d + i]) : 0.f;
+  }
+  float o[kSimtRows][DC], m[kSimtRows], l[kSimtRows];
+#pragma unroll
+  for (int r = 0; r < kSimtRows; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int c = 0; c < DC; ++c) o[r][c] = 0.f;
+  }
+  for (int key0 = 0; key0 < nk; key0 += kSimtKeys) {
+    __syncthreads();
+    for (int i = tid; i < kSimtKeys * d; i += blockDim.x) {
+      const int r = i / d, c = i % d;
+      const bool ok = key0 + r < nk;
+      sk[r * (d + 1) + c] = ok ? to_float(kb[static_cast<int64_t>(key0) * d + i]) : 0.f;
+      sv[i] = ok ? to_float(vb[static_cast<int64_t>(key0) * d + i]) : 0.f;
+    }
+    __syncthreads();
+    float sc[kSimtRows] = {};
+    for (int c = 0; c < d; ++c) {
+      const float kv = sk[lane * (d + 1) + c];
+#pragma unroll
+      for (int r = 0; r < kSimtRows; ++r) sc[r] = fmaf(sq[(warp * kSimtRows + r) * d + c], kv, sc[r]);
+    }
+    const bool valid = key0 + lane < nk;
+#pragma unroll
+    for (int r = 0; r < kSimtRows; ++r) {
+      float x = valid ? sc[r] * scale : -INFINITY;
+      float mx = x;
+      for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+      const float m_new = fmaxf(m[r], mx);
+      const float alpha = expf(m[r] - m_new);  // m_new is finite: this tile has a valid key
+      sc[r] = valid ? expf(x - m_new) : 0.f;
+      l[r] = l[r] * alpha + sc[r];
+      m[r] = m_new;
+#pragma unroll
+      for (int c = 0; c < DC; ++c) o[r][c] *= alpha;
+    }
+    for (int jj = 0; jj < kSimtKeys; ++jj) {
+      float vv[DC];
+#pragma unroll
+      for (int c = 0; c < DC; ++c) vv[c] = lane + 32 * c < d ? sv[jj * d + lane + 32 * c] : 0.f;
+#pragma unroll
+      for (int r = 0; r < kSimtRows; ++r) {
+        const float p = __shfl_sync(0xffffffffu, sc[r], jj);
+#pragma unroll
+        for (int c = 0; c < DC; ++c) o[r][c] = fmaf(p, vv[c], o[r][c]);
+      }
+    }
+  }
+  const int b = bh / heads, h = bh % heads;
+#pragma unroll
+  for (int r = 0; r < kSimtRows; ++r) {
+    float sum = l[r];
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    const int row = q0 + warp * kSimtRows + r;
+    if (row >= nq) continue;
+    T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * d;
+#pragma unroll
+    for (int c = 0; c < DC; ++c)
+      if (lane + 32 * c < d) orow[lane + 32 * c] = from_float<T>(o[r][c] / sum);
+  }
+}
+
+struct Dims {
+  int b, h, nq, nk, d;
+};
+
+void set_smem(const void* kernel, size_t bytes, const char* name) {
+  if (bytes > 48 * 1024)
+    DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(bytes)),
+                     "attention: shared memory opt-in of ", bytes, " bytes for kernel ", name);
+}
+
+template <typename T, int D>
+void launch_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+               const Dims& g) {
+  const auto kernel = flash_attention_tc<T, D>;
+  const size_t smem = static_cast<size_t>(kBr + 4 * kBc) * (D + 8) * sizeof(T);
+  set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
+  const dim3 grid((g.nq + kBr - 1) / kBr, g.b * g.h);
+  kernel<<<grid, kTcThreads, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
+                                         static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
+                                         g.nk, scale * 1.4426950408889634f);
+  DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
+}
+
+template <typename T, int DC>
+void launch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                 const Dims& g) {
+  const auto kernel = attention_simt<T, DC>;
+  constexpr int kRows = kSimtWarps * kSimtRows;
+  const size_t smem = sizeof(float) * (static_cast<size_t>(kRows) * g.d + kSimtKeys * (g.d + 1) + kSimtKeys * g.d);
+  set_smem(reinterpret_cast<const void*>(kernel), smem, "attention_simt");
+  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
+  kernel<<<grid, kSimtWarps * 32, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
+                                               static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h,
+                                               g.nq, g.nk, g.d, scale);
+  DACPP_CUDA_LAUNCH_CHECK("attention_simt");
+}
+
+template <typename T>
+void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                   const Dims& g) {
+  if (g.d <= 32) return launch_simt<T, 1>(st, q, k, v, scale, out, g);
+  if (g.d <= 64) return launch_simt<T, 2>(st, q, k, v, scale, out, g);
+  if (g.d <= 128) return launch_simt<T, 4>(st, q, k, v, scale, out, g);
+  return launch_simt<T, 8>(st, q, k, v, scale, out, g);
+}
+
+// The tensor-core path, when D, dtype and alignment allow it; returns false otherwise.
+template <typename T>
+bool try_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+            const Dims& g) {
+  for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)})
+    if (reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0) return false;
+  if (g.d == 64) return launch_tc<T, 64>(st, q, k, v, scale, out, g), true;
+  if (g.d == 32) return launch_tc<T, 32>(st, q, k, v, scale, out, g), true;
+  if (g.d == 128) return launch_tc<T, 128>(st, q, k, v, scale, out, g), true;
+  return false;
+}
+
+}  // namespace
+
+void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
+               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+  if (out.numel() == 0) return;
+  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, "attention (cuda): head dim D = ", g.d,
+              " is not supported (D <= 256)");
+  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) &&
+                  q.dim(0) * q.dim(1) <= 65535,
+              ErrorCode::Unsupported, "attention (cuda): shape q ", shape_str(q.shape()), " k ",
+              shape_str(k.shape()), " exceeds the kernel's grid limits (B·H <= 65535)");
+  c.make_current();
+  const cudaStream_t st = c.stream();
+  switch (q.dtype()) {
+    case DType::BF16:
+      if (!try_tc<__nv_bfloat16>(st, q, k, v, scale, out, g)) dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
+      return;
+    case DType::F16:
+      if (!try_tc<__half>(st, q, k, v, scale, out, g)) dispatch_simt<__half>(st, q, k, v, scale, out, g);
+      return;
+    case DType::F32:
+      return dispatch_simt<float>(st, q, k, v, scale, out, g);
+    default:
+      break;
+  }
+  DACPP_THROW(ErrorCode::InvalidArgument, "attention (cuda): dtype ", dtype_name(q.dtype()), " is not supported");
+}
+
+std::vector<KernelInfo> attention_kernels() {
+  return {
+      {"flash_attention_tc<bf16,64>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64>)},
+      {"flash_attention_tc<bf16,32>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32>)},
+      {"flash_attention_tc<bf16,128>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128>)},
+      {"flash_attention_tc<f16,64>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64>)},
+      {"flash_attention_tc<f16,32>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32>)},
+      {"flash_attention_tc<f16,128>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128>)},
+      {"attention_simt<f32,1>", reinterpret_cast<const void*>(&attention_simt<float, 1>)},
+      {"attention_simt<f32,2>", reinterpret_cast<const void*>(&attention_simt<float, 2>)},
+      {"attention_simt<f32,4>", reinterpret_cast<const void*>(&attention_simt<float, 4>)},
+      {"attention_simt<f32,8>", reinterpret_cast<const void*>(&attention_simt<float, 8>)},
+      {"attention_simt<bf16,2>", reinterpret_cast<const void*>(&attention_simt<__nv_bfloat16, 2>)},
+      {"attention_simt<f16,2>", reinterpret_cast<const void*>(&attention_simt<__half, 2>)},
+  };
+}
+
+}  // namespace dacpp::cuda

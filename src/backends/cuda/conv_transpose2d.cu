@@ -1,0 +1,98 @@
+// conv_transpose2d on CUDA (torch ConvTranspose2d, padding 0): a gather, one thread per output element,
+//   y[n, o, oy, ox] = bias[o] + Σ_c Σ_{ky ≡ oy, kx ≡ ox (mod s)} x[n, c, (oy−ky)/s, (ox−kx)/s] · w[c, o, ky, kx]
+// For stride == K (DPT's 4×4 s4 and 2×2 s2) exactly one (ky, kx) contributes: ky = oy mod s, kx = ox mod s.
+// Threads of a warp share (n, o, oy) and walk the channels in step, so their x reads are contiguous along ix and
+// their w reads fall into k·k adjacent values (L1-resident). Math f32, one rounding to the output dtype.
+// Expected cost: 2 loads per FMA; fine for DA2-S/B heads, a GEMM + scatter would be faster for DA2-L (C = 256/512).
+#include <climits>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_ops_nn.h"
+#include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/mma_util.cuh"
+
+namespace dacpp::cuda {
+namespace {
+
+using namespace mma;
+
+struct DeconvArgs {
+  int n, c, h, w, o, k, s, oh, ow;
+};
+
+// grid: x = output-column tiles of 128, y = oh, z = n·o. Each thread: one output pixel of row oy.
+template <typename T>
+__global__ void __launch_bounds__(128)
+    conv_transpose2d_gather(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
+                            T* __restrict__ y, DeconvArgs a) {
+  const int ox = blockIdx.x * blockDim.x + threadIdx.x;
+  const int oy = blockIdx.y;
+  const int no = blockIdx.z, nb = no / a.o, o = no % a.o;
+  if (ox >= a.ow) return;
+  float acc = bias ? bias[o] : 0.f;
+  const long long hw = static_cast<long long>(a.h) * a.w;
+  const T* xb = x + static_cast<long long>(nb) * a.c * hw;
+  // ky ≡ oy (mod s), 0 <= ky < k, 0 <= iy = (oy − ky)/s < h
+  for (int ky = oy % a.s; ky < a.k; ky += a.s) {
+    const int iy = (oy - ky) / a.s;
+    if (iy < 0) break;
+    if (iy >= a.h) continue;
+    for (int kx = ox % a.s; kx < a.k; kx += a.s) {
+      const int ix = (ox - kx) / a.s;
+      if (ix < 0) break;
+      if (ix >= a.w) continue;
+      const T* xp = xb + static_cast<long long>(iy) * a.w + ix;
+      const T* wp = w + (static_cast<long long>(o) * a.k + ky) * a.k + kx;
+      const long long wstride = static_cast<long long>(a.o) * a.k * a.k;
+      for (int ci = 0; ci < a.c; ++ci) acc = fmaf(to_float(xp[ci * hw]), to_float(wp[ci * wstride]), acc);
+    }
+  }
+  y[((static_cast<long long>(nb) * a.o + o) * a.oh + oy) * a.ow + ox] = from_float<T>(acc);
+}
+
+template <typename T>
+void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
+  const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
+                  static_cast<unsigned>(a.n * a.o));
+  conv_transpose2d_gather<T><<<grid, 128, 0, st>>>(static_cast<const T*>(x.raw()), static_cast<const T*>(w.raw()),
+                                                    bias, static_cast<T*>(y.raw()), a);
+  DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_gather");
+}
+
+}  // namespace
+
+void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
+  if (y.numel() == 0) return;
+  DACPP_CHECK(x.dim(0) * w.dim(1) <= 65535 && y.dim(2) <= 65535 && y.dim(3) < INT_MAX &&
+                  x.dim(1) * x.dim(2) * x.dim(3) < INT_MAX,
+              ErrorCode::Unsupported, "conv_transpose2d (cuda): x ", shape_str(x.shape()), " / y ",
+              shape_str(y.shape()), " exceed the kernel's grid (N·O <= 65535, OH <= 65535)");
+  const DeconvArgs a{static_cast<int>(x.dim(0)), static_cast<int>(x.dim(1)), static_cast<int>(x.dim(2)),
+                     static_cast<int>(x.dim(3)), static_cast<int>(w.dim(1)), static_cast<int>(w.dim(2)), stride,
+                     static_cast<int>(y.dim(2)), static_cast<int>(y.dim(3))};
+  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
+  c.make_current();
+  switch (x.dtype()) {
+    case DType::F32:
+      return launch<float>(c.stream(), x, w, bp, y, a);
+    case DType::BF16:
+      return launch<__nv_bfloat16>(c.stream(), x, w, bp, y, a);
+    case DType::F16:
+      return launch<__half>(c.stream(), x, w, bp, y, a);
+    default:
+      break;
+  }
+  DACPP_THROW(ErrorCode::InvalidArgument, "conv_transpose2d (cuda): dtype ", dtype_name(x.dtype()),
+              " is not supported");
+}
+
+std::vector<KernelInfo> conv_transpose2d_kernels() {
+  return {
+      {"conv_transpose2d_gather<f32>", reinterpret_cast<const void*>(&conv_transpose2d_gather<float>)},
+      {"conv_transpose2d_gather<bf16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__nv_bfloat16>)},
+      {"conv_transpose2d_gather<f16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__half>)},
+  };
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,68 @@
+// Device-side helpers shared by the .cu files of the CUDA backend: element types, f32 conversion, dtype dispatch
+// and launch geometry. Only .cu files include this.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_context.h"
+#include "core/tensor.h"
+
+namespace dacpp::cuda {
+
+// f32 <-> element type, round to nearest even on the way down.
+template <typename T>
+__device__ __forceinline__ float to_f32(T v);
+template <>
+__device__ __forceinline__ float to_f32<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <>
+__device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_f32(float v);
+template <>
+__device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
+
+// 16 bytes of T (4 floats or 8 halves), for vectorised loads and stores.
+template <typename T>
+struct alignas(16) Vec16 {
+  static constexpr int kN = 16 / sizeof(T);
+  T v[kN];
+};
+
+// Calls f(T{}) with T = float, __nv_bfloat16 or __half for the activation dtype; Internal on anything else (the
+// dispatchers in src/ops/ validated the dtype already).
+template <typename F>
+void dispatch_float(DType dt, const char* op, F&& f) {
+  switch (dt) {
+    case DType::F32: f(float{}); return;
+    case DType::BF16: f(__nv_bfloat16{}); return;
+    case DType::F16: f(__half{}); return;
+    default: break;
+  }
+  DACPP_THROW(ErrorCode::Internal, op, ": dtype ", dtype_name(dt), " reached the CUDA backend");
+}
+
+// Grid size for a grid-stride loop over n items with `block` threads: enough blocks to fill the GPU, never more
+// than the items need. n == 0 gives 0 (callers return early).
+inline unsigned grid_for(const CudaContext& ctx, int64_t n, int block) {
+  const int64_t want = (n + block - 1) / block;
+  const int64_t cap = int64_t{ctx.sm_count()} * 32;
+  return static_cast<unsigned>(std::max<int64_t>(0, std::min(want, std::max<int64_t>(cap, 1))));
+}
+
+// True when p is aligned to `bytes`.
+inline bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,80 @@
+#include "backends/cuda/cuda_context.h"
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_ops.h"
+#include "core/log.h"
+
+namespace dacpp::cuda {
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;  // cuBLASLt: 32 MiB is enough for Hopper's best algorithms
+
+}  // namespace
+
+CudaContext::CudaContext(int device_index) : device_index_(device_index) {
+  int count = 0;
+  DACPP_CUDA_CHECK(cudaGetDeviceCount(&count), "CUDA context for cuda:", device_index, ": cudaGetDeviceCount");
+  DACPP_CHECK(device_index >= 0 && device_index < count, ErrorCode::Backend, "CUDA context: device cuda:",
+              device_index, " does not exist (", count, " CUDA device(s) visible)");
+  DACPP_CUDA_CHECK(cudaSetDevice(device_index), "CUDA context: select cuda:", device_index);
+  cudaDeviceProp prop{};
+  DACPP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index), "CUDA context: properties of cuda:", device_index);
+  sm_version_ = prop.major * 10 + prop.minor;
+  sm_count_ = prop.multiProcessorCount;
+  device_name_ = prop.name;
+  allocator_ = std::make_unique<DeviceAllocator>(device_index);
+  try {
+    DACPP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CUDA context: create stream on cuda:",
+                     device_index);
+    DACPP_CUBLAS_CHECK(cublasLtCreate(&lt_), "CUDA context: cublasLtCreate on cuda:", device_index);
+    workspace_ = allocator_->allocate(kWorkspaceBytes, "cuBLASLt workspace");
+    workspace_bytes_ = kWorkspaceBytes;
+  } catch (...) {
+    if (workspace_) allocator_->deallocate(workspace_);
+    if (lt_) cublasLtDestroy(lt_);
+    if (stream_) cudaStreamDestroy(stream_);
+    cudaGetLastError();
+    throw;
+  }
+}
+
+CudaContext::~CudaContext() {
+  cudaSetDevice(device_index_);
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  if (err != cudaSuccess)
+    log::error("CUDA context cuda:", device_index_, ": pending work failed at teardown: ", cudaGetErrorName(err),
+               ": ", cudaGetErrorString(err));
+  allocator_->deallocate(workspace_);
+  cublasLtDestroy(lt_);
+  cudaStreamDestroy(stream_);
+  cudaGetLastError();
+}
+
+void CudaContext::make_current() const {
+  DACPP_CUDA_CHECK(cudaSetDevice(device_index_), "select cuda:", device_index_);
+}
+
+void CudaContext::synchronize(const char* what) {
+  DACPP_CUDA_CHECK(cudaStreamSynchronize(stream_), what, ": synchronize stream");
+}
+
+void CudaContextDeleter::operator()(CudaContext* c) const noexcept { delete c; }
+
+CudaContextPtr create_context(int device_index) { return CudaContextPtr(new CudaContext(device_index)); }
+
+bool built_with_cuda() { return true; }
+
+void synchronize(CudaContext& ctx, const char* what) { ctx.synchronize(what); }
+
+MemoryStats memory_stats(CudaContext& ctx) {
+  DeviceAllocator& a = ctx.allocator();
+  return MemoryStats{a.live_bytes(), a.cached_bytes(), a.peak_bytes()};
+}
+
+void release_cached(CudaContext& ctx) { ctx.allocator().release_cached(); }
+
+std::string describe(CudaContext& ctx) {
+  return str_cat(ctx.device_name(), " (sm_", ctx.sm_version(), ", cuda:", ctx.device_index(), ")");
+}
+
+}  // namespace dacpp::cuda

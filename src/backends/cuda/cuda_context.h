@@ -1,0 +1,57 @@
+// CudaContext: the CUDA backend state of one ops::Context (design.md §2): the device, one non-blocking stream, the
+// cuBLASLt handle and its workspace, and the caching device allocator. Owned by an ops::Context (hence by a Runner);
+// not shared by threads that run concurrently. Every op on this context is enqueued on stream().
+//
+// Include only from src/backends/cuda/ (this header includes the CUDA runtime and cuBLASLt headers).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "backends/cuda/device_allocator.h"
+
+namespace dacpp::cuda {
+
+class CudaContext {
+ public:
+  // Selects device `device_index`, creates the stream, the cuBLASLt handle and a 32 MiB workspace.
+  // Throws Backend when the device does not exist or the driver fails (message has the CUDA error text),
+  // OutOfMemory when the workspace cannot be allocated.
+  explicit CudaContext(int device_index);
+  ~CudaContext();
+  CudaContext(const CudaContext&) = delete;
+  CudaContext& operator=(const CudaContext&) = delete;
+
+  int device_index() const { return device_index_; }
+  cudaStream_t stream() const { return stream_; }
+  cublasLtHandle_t lt() const { return lt_; }
+  void* workspace() const { return workspace_; }
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  DeviceAllocator& allocator() { return *allocator_; }
+  // Compute capability as major*10+minor: 90 on H100/H200, 80 on A100, 89 on L4/4090.
+  int sm_version() const { return sm_version_; }
+  // "NVIDIA H200" (cudaDeviceProp::name).
+  std::string device_name() const { return device_name_; }
+  // Number of streaming multiprocessors (for grid sizing).
+  int sm_count() const { return sm_count_; }
+
+  // Makes this context's device current on the calling thread (ops call it before enqueuing work).
+  void make_current() const;
+  // Waits for all work on stream(); a failure (also an asynchronous kernel fault) throws Backend naming `what`.
+  void synchronize(const char* what);
+
+ private:
+  int device_index_;
+  cudaStream_t stream_ = nullptr;
+  cublasLtHandle_t lt_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  int sm_version_ = 0;
+  int sm_count_ = 0;
+  std::string device_name_;
+  std::unique_ptr<DeviceAllocator> allocator_;
+};
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,84 @@
+// CUDA implementations of the ops (one .cu per op) and the backend's CUDA-free entry points. This header includes
+// no CUDA header, so src/ops/ (and the stub build) can use it; the stub (stub/cuda_stub.cc) defines every function
+// here to throw Unsupported "dacpp was built without CUDA (rebuild with -DDACPP_CUDA=ON)".
+//
+// The op functions are called only by the validating dispatchers in src/ops/, which have already checked shapes,
+// dtypes (one activation dtype per call: f32, bf16 or f16; bias / gamma / beta f32) and residency (every tensor on
+// the context's device): they trust their arguments. Work is enqueued on ctx.stream(); nothing synchronizes.
+// Contracts (shapes, layouts) are those of the matching src/ops/<op>.h.
+//
+// Ops owned by the other CUDA helper (attention, conv2d, conv_transpose2d, rope) are declared in their own
+// header(s) in this folder, with their stubs in stub/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/arena.h"
+#include "core/tensor.h"
+
+namespace dacpp::cuda {
+
+class CudaContext;
+
+// ---- context creation (ops::Context holds one; CudaContext is incomplete outside src/backends/cuda) ----
+struct CudaContextDeleter {
+  void operator()(CudaContext* c) const noexcept;
+};
+using CudaContextPtr = std::unique_ptr<CudaContext, CudaContextDeleter>;
+// Throws Backend (no such device, driver failure) / OutOfMemory; Unsupported in a build without CUDA.
+CudaContextPtr create_context(int device_index);
+// True when this binary has the CUDA backend.
+bool built_with_cuda();
+// Synchronizes ctx's stream; a failure throws Backend naming `what`.
+void synchronize(CudaContext& ctx, const char* what);
+// Load-time probe (design.md §4.3) of every kernel of the backend on ctx's GPU: Backend "kernel <name> has no
+// image for sm_XX; rebuild with CMAKE_CUDA_ARCHITECTURES=XX" when one is missing. Site "kernel.probe".
+void probe_all_kernels(CudaContext& ctx);
+// "NVIDIA H200 (sm_90, cuda:0)": for logs and errors.
+std::string describe(CudaContext& ctx);
+
+// ---- memory ----
+// A new uninitialised device tensor from ctx's caching allocator (256-byte aligned), owning its block.
+Tensor empty(CudaContext& ctx, const Shape& shape, DType dtype, std::string name = {});
+// ctx's caching allocator: bytes handed out, free bytes cached for reuse, peak of the first.
+struct MemoryStats {
+  size_t live_bytes = 0, cached_bytes = 0, peak_bytes = 0;
+};
+MemoryStats memory_stats(CudaContext& ctx);
+// Returns ctx's cached free blocks to the driver (e.g. after a large one-off forward).
+void release_cached(CudaContext& ctx);
+// An activation arena whose blocks come from ctx's allocator; its tensors are on cuda:N.
+HostArena make_arena(CudaContext& ctx, size_t block_bytes = size_t{64} << 20);
+// Uploads a host f32 / bf16 / f16 tensor to the device converted to `target` (F32, BF16 or F16), in a device
+// allocation owned by the returned tensor (which keeps host's name). Synchronous: `host` may be freed afterwards.
+// Throws InvalidArgument on another dtype or a non-host source, OutOfMemory, Backend.
+Tensor upload(CudaContext& ctx, const Tensor& host, DType target);
+
+// ---- ops ----
+enum class Epilogue { None, Relu, Gelu };           // mirrors ops::Activation
+enum class UnaryKind { Gelu, Silu, Relu, Exp, Sigmoid };  // mirrors ops::Unary
+enum class BinaryKind { Add, Mul };
+
+// x: [M, K] (flattened), w: [N, K] same dtype as x, bias: [N] f32 or undefined, y: [M, N] same dtype as x.
+void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+// x, y: [R, C] (flattened, same dtype); gamma, beta: [C] f32; y may alias x.
+void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
+void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
+// y = a (op) broadcast(b); b's shape right-aligned against a's, already validated.
+void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
+void permute(CudaContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
+void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners);
+void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
+                          bool align_corners);
+void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
+// Byte copy between any residency pair (host/device), same shape and dtype; host memory may be pageable.
+// Synchronous when either side is on the host (the host buffer is safe to reuse on return).
+void copy(CudaContext& c, const Tensor& src, Tensor& dst);
+// dst = src converted between f32 / bf16 / f16 (round to nearest even), both on the device, same shape.
+void cast(CudaContext& c, const Tensor& src, Tensor& dst);
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,45 @@
+// CUDA implementations of the neural-network ops: attention, conv2d, conv_transpose2d and rope2d (one .cu each).
+// Like cuda_ops.h this header includes no CUDA header, so src/ops/ and the stub build can use it; the stub
+// (stub/cuda_nn_stub.cc) defines every function here to throw Unsupported.
+//
+// Called only by the validating dispatchers in src/ops/, which have already checked shapes, dtypes (activations and
+// weights f32, bf16 or f16, one dtype per call; biases f32; positions i32) and residency: these functions trust
+// their arguments. Work is enqueued on ctx.stream(); nothing synchronizes. Math and accumulation are f32.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cuda/cuda_ops.h"
+#include "core/tensor.h"
+
+namespace dacpp::cuda {
+
+struct KernelInfo;
+
+// q: [B, H, Nq, D], k, v: [B, H, Nk, D], out: [B, Nq, H, D]. bf16/f16 with D in {32, 64, 128} and 16-byte aligned
+// pointers run a fused flash kernel on tensor cores (sm_80+); every other case (f32, other D <= 256) runs an exact
+// f32 tiled kernel. Throws Unsupported for D > 256 (naming D).
+void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
+
+struct ConvGeometry {
+  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+// x: [N, C, H, W], w: [O, C, KH, KW] (same dtype as x), bias: [O] f32 or undefined, y: [N, O, OH, OW].
+// Implicit GEMM (no workspace): tensor cores for bf16/f16, exact f32 FMA for f32. Act None or Relu.
+void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
+            Epilogue act);
+// x: [N, C, H, W], w: [C, O, K, K] (torch layout), bias: [O] f32 or undefined, y: [N, O, (H-1)s+K, (W-1)s+K].
+void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+// x: [B, H, N, D] rotated in place (DA3 RoPE 2D, see ops/rope.h); positions: [N, 2] i32 (row, column) on the
+// device, all >= 0 (checked by the dispatcher on the host copy or trusted).
+void rope2d(CudaContext& c, Tensor& x, const Tensor& positions, float base);
+
+// Kernel tables for the load-time probe (kernel_probe.h); nn_kernels() concatenates the four.
+std::vector<KernelInfo> attention_kernels();
+std::vector<KernelInfo> conv2d_kernels();
+std::vector<KernelInfo> conv_transpose2d_kernels();
+std::vector<KernelInfo> rope_kernels();
+std::vector<KernelInfo> nn_kernels();
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,224 @@
+// unary and binary (add / mul with broadcasting of b against a) on f32 / bf16 / f16; f32 math throughout.
+// Same-shape and row-broadcast ([..., C] op [C]) cases use 16-byte vector loads when aligned; any other
+// broadcast goes through a collapsed-dims index walk (b's offset affine within each collapsed dim).
+#include <vector>
+
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/kernel_probe.h"
+
+namespace dacpp::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kMaxDims = 8;
+
+template <int K>
+__device__ __forceinline__ float apply_unary(float x) {
+  if constexpr (K == static_cast<int>(UnaryKind::Gelu)) return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+  else if constexpr (K == static_cast<int>(UnaryKind::Silu)) return x / (1.f + expf(-x));
+  else if constexpr (K == static_cast<int>(UnaryKind::Relu)) return x > 0.f ? x : 0.f;
+  else if constexpr (K == static_cast<int>(UnaryKind::Exp)) return expf(x);
+  else return 1.f / (1.f + expf(-x));
+}
+
+template <int K>
+__device__ __forceinline__ float apply_binary(float a, float b) {
+  if constexpr (K == static_cast<int>(BinaryKind::Add)) return a + b;
+  else return a * b;
+}
+
+template <typename T, int K>
+__global__ void unary_kernel(const T* x, T* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = from_f32<T>(apply_unary<K>(to_f32(x[i])));
+}
+
+// n counts 16-byte vectors.
+template <typename T, int K>
+__global__ void unary_vec_kernel(const Vec16<T>* x, Vec16<T>* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    Vec16<T> v = x[i];
+#pragma unroll
+    for (int j = 0; j < Vec16<T>::kN; ++j) v.v[j] = from_f32<T>(apply_unary<K>(to_f32(v.v[j])));
+    y[i] = v;
+  }
+}
+
+// b indexed by i % bn (bn == n: same shape; bn == C: a row broadcast over the last dim).
+template <typename T, int K>
+__global__ void binary_mod_kernel(const T* a, const T* b, T* y, int64_t n, int64_t bn) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = from_f32<T>(apply_binary<K>(to_f32(a[i]), to_f32(b[i % bn])));
+}
+
+// Vector form of binary_mod_kernel: n and bn count 16-byte vectors.
+template <typename T, int K>
+__global__ void binary_mod_vec_kernel(const Vec16<T>* a, const Vec16<T>* b, Vec16<T>* y,
+                                      int64_t n, int64_t bn) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    Vec16<T> va = a[i];
+    const Vec16<T> vb = b[i % bn];
+#pragma unroll
+    for (int j = 0; j < Vec16<T>::kN; ++j) va.v[j] = from_f32<T>(apply_binary<K>(to_f32(va.v[j]), to_f32(vb.v[j])));
+    y[i] = va;
+  }
+}
+
+struct BcastDims {
+  int ndim;
+  int64_t size[kMaxDims];     // collapsed dims of a, innermost last
+  int64_t bstride[kMaxDims];  // b's element stride along each (0 where b broadcasts)
+};
+
+template <typename T, int K>
+__global__ void binary_general_kernel(const T* a, const T* b, T* y, int64_t n,
+                                      BcastDims g) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t rem = i, boff = 0;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      const int64_t c = rem % g.size[d];
+      rem /= g.size[d];
+      boff += c * g.bstride[d];
+    }
+    y[i] = from_f32<T>(apply_binary<K>(to_f32(a[i]), to_f32(b[boff])));
+  }
+}
+
+// a's dims (size-1 dims dropped) with b's stride along each, merged while b's offset stays affine.
+BcastDims collapse(const Shape& a, const Shape& b) {
+  const int ra = static_cast<int>(a.size()), rb = static_cast<int>(b.size());
+  std::vector<int64_t> bs(ra, 0);
+  int64_t stride = 1;
+  for (int d = ra - 1, db = rb - 1; d >= 0 && db >= 0; --d, --db) {
+    bs[d] = b[db] == 1 ? 0 : stride;
+    stride *= b[db];
+  }
+  std::vector<int64_t> size, bstride;
+  for (int d = 0; d < ra; ++d) {
+    if (a[d] == 1) continue;
+    if (!size.empty() && bstride.back() == bs[d] * a[d]) {
+      size.back() *= a[d];
+      bstride.back() = bs[d];
+    } else {
+      size.push_back(a[d]);
+      bstride.push_back(bs[d]);
+    }
+  }
+  if (size.empty()) {
+    size.push_back(1);
+    bstride.push_back(0);
+  }
+  DACPP_CHECK(size.size() <= kMaxDims, ErrorCode::Unsupported, "add/mul: broadcast of b ", shape_str(b),
+              " against a ", shape_str(a), " needs ", size.size(), " index dims (CUDA supports ", kMaxDims, ")");
+  BcastDims g{};
+  g.ndim = static_cast<int>(size.size());
+  for (int d = 0; d < g.ndim; ++d) {
+    g.size[d] = size[d];
+    g.bstride[d] = bstride[d];
+  }
+  return g;
+}
+
+template <typename T, int K>
+void launch_unary(CudaContext& c, const Tensor& x, Tensor& y) {
+  const int64_t n = x.numel();
+  constexpr int kN = Vec16<T>::kN;
+  if (n % kN == 0 && aligned_to(x.raw(), 16) && aligned_to(y.raw(), 16)) {
+    unary_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
+        static_cast<const Vec16<T>*>(x.raw()), static_cast<Vec16<T>*>(y.raw()), n / kN);
+    DACPP_CUDA_LAUNCH_CHECK("unary_vec");
+  } else {
+    unary_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(static_cast<const T*>(x.raw()),
+                                                                          static_cast<T*>(y.raw()), n);
+    DACPP_CUDA_LAUNCH_CHECK("unary");
+  }
+}
+
+// b's numel when b matches a's trailing dims exactly (after dropping b's leading 1s), else 0.
+int64_t trailing_match(const Shape& a, const Shape& b) {
+  int rb = static_cast<int>(b.size());
+  int lead = 0;
+  while (lead < rb && b[lead] == 1) ++lead;
+  const int ra = static_cast<int>(a.size());
+  if (rb - lead > ra) return 0;
+  int64_t n = 1;
+  for (int i = lead; i < rb; ++i) {
+    if (b[i] != a[ra - (rb - i)]) return 0;
+    n *= b[i];
+  }
+  return n;
+}
+
+template <typename T, int K>
+void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
+  const int64_t n = a.numel();
+  const T* ap = static_cast<const T*>(a.raw());
+  const T* bp = static_cast<const T*>(b.raw());
+  T* yp = static_cast<T*>(y.raw());
+  const int64_t bn = trailing_match(a.shape(), b.shape());
+  if (bn > 0) {
+    constexpr int kN = Vec16<T>::kN;
+    if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
+      binary_mod_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
+          reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
+          reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
+      DACPP_CUDA_LAUNCH_CHECK("binary_mod_vec");
+    } else {
+      binary_mod_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, bn);
+      DACPP_CUDA_LAUNCH_CHECK("binary_mod");
+    }
+    return;
+  }
+  const BcastDims g = collapse(a.shape(), b.shape());
+  binary_general_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, g);
+  DACPP_CUDA_LAUNCH_CHECK("binary_general");
+}
+
+template <typename T>
+void append_kernels(std::vector<KernelInfo>& out, const char* tname) {
+  auto add = [&](const char* what, const void* f) { out.push_back({str_cat(what, "<", tname, ">"), f}); };
+  add("unary_gelu", reinterpret_cast<const void*>(&unary_kernel<T, 0>));
+  add("unary_vec_gelu", reinterpret_cast<const void*>(&unary_vec_kernel<T, 0>));
+  add("binary_mod_add", reinterpret_cast<const void*>(&binary_mod_kernel<T, 0>));
+  add("binary_mod_vec_add", reinterpret_cast<const void*>(&binary_mod_vec_kernel<T, 0>));
+  add("binary_general_add", reinterpret_cast<const void*>(&binary_general_kernel<T, 0>));
+}
+
+}  // namespace
+
+void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y) {
+  if (x.numel() == 0) return;
+  c.make_current();
+  dispatch_float(x.dtype(), "unary", [&](auto tag) {
+    using T = decltype(tag);
+    switch (kind) {
+      case UnaryKind::Gelu: return launch_unary<T, static_cast<int>(UnaryKind::Gelu)>(c, x, y);
+      case UnaryKind::Silu: return launch_unary<T, static_cast<int>(UnaryKind::Silu)>(c, x, y);
+      case UnaryKind::Relu: return launch_unary<T, static_cast<int>(UnaryKind::Relu)>(c, x, y);
+      case UnaryKind::Exp: return launch_unary<T, static_cast<int>(UnaryKind::Exp)>(c, x, y);
+      case UnaryKind::Sigmoid: return launch_unary<T, static_cast<int>(UnaryKind::Sigmoid)>(c, x, y);
+    }
+    DACPP_THROW(ErrorCode::Internal, "unary: unknown kind ", static_cast<int>(kind));
+  });
+}
+
+void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y) {
+  if (a.numel() == 0) return;
+  c.make_current();
+  dispatch_float(a.dtype(), "binary", [&](auto tag) {
+    using T = decltype(tag);
+    if (kind == BinaryKind::Add) launch_binary<T, static_cast<int>(BinaryKind::Add)>(c, a, b, y);
+    else launch_binary<T, static_cast<int>(BinaryKind::Mul)>(c, a, b, y);
+  });
+}
+
+std::vector<KernelInfo> elementwise_kernels() {
+  std::vector<KernelInfo> out;
+  append_kernels<float>(out, "f32");
+  append_kernels<__nv_bfloat16>(out, "bf16");
+  append_kernels<__half>(out, "f16");
+  return out;
+}
+
+}  // namespace dacpp::cuda

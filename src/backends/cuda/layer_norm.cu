@@ -1,0 +1,104 @@
+// layer_norm over the last dim, one warp per row, f32 math whatever the storage dtype: mean, then the biased
+// variance from (x - mean)^2 (two passes over the row, as the CPU reference), then y = (x - mean) * rstd * gamma +
+// beta. Rows whose length is a multiple of 16 bytes' worth of elements use 16-byte loads. y may alias x: each
+// element is read and written by the same lane.
+#include <vector>
+
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/kernel_probe.h"
+
+namespace dacpp::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+// V: elements per load (1, or Vec16<T>::kN when the row length and pointers allow 16-byte loads).
+template <typename T, int V>
+__global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, T* y,
+                                  int64_t rows, int64_t cols, float eps) {
+  struct alignas(sizeof(T) * V) Pack {
+    T v[V];
+  };
+  const int lane = threadIdx.x & 31;
+  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const Pack* xr = reinterpret_cast<const Pack*>(x + row * cols);
+  Pack* yr = reinterpret_cast<Pack*>(y + row * cols);
+  const int64_t packs = cols / V;
+  float s = 0.f;
+  for (int64_t p = lane; p < packs; p += 32) {
+    const Pack v = xr[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) s += to_f32(v.v[j]);
+  }
+  const float mean = warp_sum(s) / static_cast<float>(cols);
+  float q = 0.f;
+  for (int64_t p = lane; p < packs; p += 32) {
+    const Pack v = xr[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float d = to_f32(v.v[j]) - mean;
+      q += d * d;
+    }
+  }
+  const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(cols) + eps);
+  for (int64_t p = lane; p < packs; p += 32) {
+    Pack v = xr[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const int64_t c = p * V + j;
+      v.v[j] = from_f32<T>((to_f32(v.v[j]) - mean) * rstd * gamma[c] + beta[c]);
+    }
+    yr[p] = v;
+  }
+}
+
+template <typename T>
+void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+  const int64_t cols = x.dim(-1);
+  const int64_t rows = x.numel() / cols;
+  const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  DACPP_CHECK(blocks <= 0x7fffffff, ErrorCode::Unsupported, "layer_norm: ", rows, " rows exceed the CUDA grid");
+  constexpr int kN = Vec16<T>::kN;
+  const T* xp = static_cast<const T*>(x.raw());
+  T* yp = static_cast<T*>(y.raw());
+  const float* gp = static_cast<const float*>(gamma.raw());
+  const float* bp = static_cast<const float*>(beta.raw());
+  if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
+    layer_norm_kernel<T, kN><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+        xp, gp, bp, yp, rows, cols, eps);
+    DACPP_CUDA_LAUNCH_CHECK("layer_norm_vec");
+  } else {
+    layer_norm_kernel<T, 1><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+        xp, gp, bp, yp, rows, cols, eps);
+    DACPP_CUDA_LAUNCH_CHECK("layer_norm");
+  }
+}
+
+}  // namespace
+
+void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+  if (x.numel() == 0) return;
+  c.make_current();
+  dispatch_float(x.dtype(), "layer_norm", [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y); });
+}
+
+std::vector<KernelInfo> layer_norm_kernels() {
+  return {
+      {"layer_norm<f32,4>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 4>)},
+      {"layer_norm<f32,1>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 1>)},
+      {"layer_norm<bf16,8>", reinterpret_cast<const void*>(&layer_norm_kernel<__nv_bfloat16, 8>)},
+      {"layer_norm<bf16,1>", reinterpret_cast<const void*>(&layer_norm_kernel<__nv_bfloat16, 1>)},
+      {"layer_norm<f16,8>", reinterpret_cast<const void*>(&layer_norm_kernel<__half, 8>)},
+      {"layer_norm<f16,1>", reinterpret_cast<const void*>(&layer_norm_kernel<__half, 1>)},
+  };
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,159 @@
+// resize_bilinear / resize_bilinear_rows / resize_bicubic on [N, C, H, W] (f32 / bf16 / f16 storage, f32 math),
+// mirroring src/backends/cpu/resize_cpu.cc: the same source scale (computed on the host by the same formula), the
+// same source index and tap rules (torch's area_pixel_compute_source_index; cubic A = -0.75 with border-clamped
+// taps), and the same summation order (each horizontal tap's column is first blended vertically). Index math uses
+// round-to-nearest intrinsics without FMA contraction so the taps match the CPU's exactly.
+// One thread per output element.
+#include <cmath>
+#include <vector>
+
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/kernel_probe.h"
+
+namespace dacpp::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+
+struct ResizeGeom {
+  int64_t in_h, in_w;
+  int64_t out_h;     // rows of y
+  int64_t out_w;
+  int64_t row0;      // y's first row within the full resampled map
+  float scale_h, scale_w;
+  bool align_corners;
+};
+
+// Host: the source-per-destination scale (resize_cpu.cc's source_scale).
+float source_scale(int64_t in, int64_t out, bool align_corners, double step) {
+  if (align_corners) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f;
+  return step > 0 ? static_cast<float>(step) : static_cast<float>(in) / static_cast<float>(out);
+}
+
+__device__ __forceinline__ float source_index(float scale, int64_t dst, bool align_corners, bool cubic) {
+  if (align_corners) return __fmul_rn(scale, static_cast<float>(dst));
+  const float src = __fsub_rn(__fmul_rn(scale, __fadd_rn(static_cast<float>(dst), 0.5f)), 0.5f);
+  return (!cubic && src < 0.f) ? 0.f : src;
+}
+
+__device__ __forceinline__ void linear_taps(int64_t in, float scale, int64_t o, bool ac, int64_t idx[2],
+                                            float wt[2]) {
+  const float src = source_index(scale, o, ac, false);
+  const int64_t i0 = min(static_cast<int64_t>(floorf(src)), in - 1);
+  const float l1 = fminf(fmaxf(__fsub_rn(src, static_cast<float>(i0)), 0.f), 1.f);
+  idx[0] = i0;
+  idx[1] = i0 < in - 1 ? i0 + 1 : i0;
+  wt[0] = __fsub_rn(1.f, l1);
+  wt[1] = l1;
+}
+
+__device__ __forceinline__ float cubic_near(float d) {  // |d| <= 1
+  constexpr float kA = -0.75f;
+  return __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(__fmul_rn(kA + 2, d), kA + 3), d), d), 1.f);
+}
+
+__device__ __forceinline__ float cubic_far(float e) {  // 1 < |e| < 2
+  constexpr float kA = -0.75f;
+  const float t = __fmul_rn(__fadd_rn(__fmul_rn(__fsub_rn(__fmul_rn(kA, e), 5 * kA), e), 8 * kA), e);
+  return __fsub_rn(t, 4 * kA);
+}
+
+__device__ __forceinline__ void cubic_taps(int64_t in, float scale, int64_t o, bool ac, int64_t idx[4],
+                                           float wt[4]) {
+  const float src = source_index(scale, o, ac, true);
+  const int64_t i0 = static_cast<int64_t>(floorf(src));
+  const float x = __fsub_rn(src, static_cast<float>(i0));
+  wt[0] = cubic_far(__fadd_rn(x, 1.f));
+  wt[1] = cubic_near(x);
+  wt[2] = cubic_near(__fsub_rn(1.f, x));
+  wt[3] = cubic_far(__fsub_rn(2.f, x));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) idx[j] = min(max(i0 - 1 + j, int64_t{0}), in - 1);
+}
+
+template <typename T, int NT>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
+__global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t total, int64_t full_h,
+                              ResizeGeom g) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ox = i % g.out_w;
+    const int64_t r = i / g.out_w;
+    const int64_t oy = g.row0 + r % g.out_h, plane = r / g.out_h;
+    int64_t iy[NT], ix[NT];
+    float wy[NT], wx[NT];
+    if constexpr (NT == 2) {
+      linear_taps(g.in_h, g.scale_h, oy, g.align_corners, iy, wy);
+      linear_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
+    } else {
+      cubic_taps(g.in_h, g.scale_h, oy, g.align_corners, iy, wy);
+      cubic_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
+    }
+    const T* src = x + plane * g.in_h * g.in_w;
+    float acc = 0.f;
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      float col = 0.f;
+#pragma unroll
+      for (int k = 0; k < NT; ++k) col = __fadd_rn(col, __fmul_rn(wy[k], to_f32(src[iy[k] * g.in_w + ix[j]])));
+      acc = __fadd_rn(acc, __fmul_rn(wx[j], col));
+    }
+    y[i] = from_f32<T>(acc);
+  }
+}
+
+template <int NT>
+void launch(CudaContext& c, const Tensor& x, Tensor& y, int64_t full_h, const ResizeGeom& g) {
+  const int64_t total = y.numel();
+  c.make_current();
+  dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
+    using T = decltype(tag);
+    resize_kernel<T, NT><<<grid_for(c, total, kBlock), kBlock, 0, c.stream()>>>(
+        static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), total, full_h, g);
+    DACPP_CUDA_LAUNCH_CHECK(NT == 2 ? "resize_bilinear" : "resize_bicubic");
+  });
+}
+
+ResizeGeom geometry(const Tensor& x, const Tensor& y, int64_t full_h, int64_t row0, bool ac, double sh, double sw) {
+  ResizeGeom g{};
+  g.in_h = x.dim(2);
+  g.in_w = x.dim(3);
+  g.out_h = y.dim(2);
+  g.out_w = y.dim(3);
+  g.row0 = row0;
+  g.align_corners = ac;
+  g.scale_h = source_scale(g.in_h, full_h, ac, sh);
+  g.scale_w = source_scale(g.in_w, g.out_w, ac, sw);
+  return g;
+}
+
+}  // namespace
+
+void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners) {
+  if (y.numel() == 0) return;
+  launch<2>(c, x, y, y.dim(2), geometry(x, y, y.dim(2), 0, align_corners, 0, 0));
+}
+
+void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
+                          bool align_corners) {
+  if (y.numel() == 0) return;
+  launch<2>(c, x, y, full_h, geometry(x, y, full_h, row0, align_corners, 0, 0));
+}
+
+void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w) {
+  if (y.numel() == 0) return;
+  launch<4>(c, x, y, y.dim(2), geometry(x, y, y.dim(2), 0, align_corners, scale_h, scale_w));
+}
+
+std::vector<KernelInfo> resize_kernels() {
+  return {
+      {"resize_bilinear<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 2>)},
+      {"resize_bilinear<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2>)},
+      {"resize_bilinear<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 2>)},
+      {"resize_bicubic<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 4>)},
+      {"resize_bicubic<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 4>)},
+      {"resize_bicubic<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 4>)},
+  };
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,24 @@
+// The neural-network op entry points of cuda_ops_nn.h in a build without CUDA: each throws Unsupported (no
+// CudaContext can exist in this build; they still throw rather than trust that).
+#include "backends/cuda/cuda_ops_nn.h"
+#include "core/error.h"
+
+namespace dacpp::cuda {
+namespace {
+
+[[noreturn]] void no_cuda_nn(const char* what) {
+  DACPP_THROW(ErrorCode::Unsupported, what, ": dacpp was built without CUDA (rebuild with -DDACPP_CUDA=ON)");
+}
+
+}  // namespace
+
+void attention(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) { no_cuda_nn("attention"); }
+void conv2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, const ConvGeometry&, Epilogue) {
+  no_cuda_nn("conv2d");
+}
+void conv_transpose2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, int) {
+  no_cuda_nn("conv_transpose2d");
+}
+void rope2d(CudaContext&, Tensor&, const Tensor&, float) { no_cuda_nn("rope2d"); }
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,48 @@
+// The CUDA backend's entry points in a build without CUDA (DACPP_CUDA=OFF): each throws Unsupported. No
+// CudaContext can exist in this build, so the op functions are unreachable through ops::Context; they still throw
+// rather than trust that.
+#include "backends/cuda/cuda_ops.h"
+#include "core/error.h"
+
+namespace dacpp::cuda {
+
+namespace {
+
+[[noreturn]] void no_cuda(const char* what) {
+  DACPP_THROW(ErrorCode::Unsupported, what, ": dacpp was built without CUDA (rebuild with -DDACPP_CUDA=ON)");
+}
+
+}  // namespace
+
+void CudaContextDeleter::operator()(CudaContext*) const noexcept {}
+
+CudaContextPtr create_context(int device_index) {
+  no_cuda(str_cat("CUDA context for cuda:", device_index).c_str());
+}
+bool built_with_cuda() { return false; }
+void synchronize(CudaContext&, const char*) { no_cuda("synchronize"); }
+void probe_all_kernels(CudaContext&) { no_cuda("kernel probe"); }
+std::string describe(CudaContext&) { no_cuda("describe"); }
+
+Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
+MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
+void release_cached(CudaContext&) { no_cuda("cuda::release_cached"); }
+HostArena make_arena(CudaContext&, size_t) { no_cuda("cuda::make_arena"); }
+Tensor upload(CudaContext&, const Tensor&, DType) { no_cuda("cuda::upload"); }
+
+void linear(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) { no_cuda("linear"); }
+void layer_norm(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
+  no_cuda("layer_norm");
+}
+void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); }
+void binary(CudaContext&, BinaryKind, const Tensor&, const Tensor&, Tensor&) { no_cuda("binary"); }
+void permute(CudaContext&, const Tensor&, const std::vector<int>&, Tensor&) { no_cuda("permute"); }
+void resize_bilinear(CudaContext&, const Tensor&, Tensor&, bool) { no_cuda("resize_bilinear"); }
+void resize_bilinear_rows(CudaContext&, const Tensor&, Tensor&, int64_t, int64_t, bool) {
+  no_cuda("resize_bilinear_rows");
+}
+void resize_bicubic(CudaContext&, const Tensor&, Tensor&, bool, double, double) { no_cuda("resize_bicubic"); }
+void copy(CudaContext&, const Tensor&, Tensor&) { no_cuda("copy"); }
+void cast(CudaContext&, const Tensor&, Tensor&) { no_cuda("cast"); }
+
+}  // namespace dacpp::cuda

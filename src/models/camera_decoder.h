@@ -1,0 +1,33 @@
+// CameraDecoder: the DA3 any-view pose head (model/cam_dec.py) and the pose-encoding conversion
+// (model/utils/transform.py::pose_encoding_to_extri_intri, then affine_inverse), spec/models.md §4.5.
+//
+// token [S, D] (D = 2E, slot 0 of the last out layer, un-normalised) → Linear(D, D) → ReLU → Linear(D, D) → ReLU →
+// fc_t (3), fc_qvec (4, xyzw, not normalised), fc_fov (2, then ReLU) = the 9-d camera-to-world encoding
+// [t, q, fov_h, fov_w]. Weights "cam.{bb0, bb2, fc_t, fc_q, fc_fov}.{weight, bias}" (spec/gguf-compat.md §1.3).
+#pragma once
+
+#include "formats/model_file.h"
+#include "layers/linear.h"
+#include "models/run_state.h"
+
+namespace dacpp::models {
+
+class CameraDecoder {
+ public:
+  // dim: the camera-token width 2E. Fetches and shape-checks all five layers (InvalidModel naming a missing one).
+  CameraDecoder(const ModelFile& mf, int64_t dim);
+
+  // tokens: [S, D] → a new arena tensor [S, 9].
+  Tensor forward(RunState& rs, const Tensor& tokens) const;
+
+ private:
+  layers::Linear bb0_, bb2_, fc_t_, fc_q_, fc_fov_;
+};
+
+// enc: [S, 9] host → extrinsics [S, 3, 4] (world-to-camera: inverse of [quat_to_mat(q) | t]) and intrinsics
+// [S, 3, 3] (fy = (H/2)/tan(fov_h/2), fx = (W/2)/tan(fov_w/2), tan clamped ≥ 1e-6, cx = W/2, cy = H/2), new
+// owning host tensors, computed in f32 as upstream. height/width: the model-input size.
+void pose_encoding_to_cameras(const Tensor& enc, int64_t height, int64_t width, Tensor& extrinsics,
+                              Tensor& intrinsics);
+
+}  // namespace dacpp::models

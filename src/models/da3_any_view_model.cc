@@ -1,0 +1,45 @@
+#include "models/da3_any_view_model.h"
+
+#include "core/crash_context.h"
+
+namespace dacpp::models {
+
+Da3AnyViewModel::Da3AnyViewModel(const ModelFile& mf, const ModelConfig& cfg)
+    : DepthModel(cfg),
+      backbone_(mf, cfg.vit),
+      head_(mf, cfg.head, 2 * cfg.vit.embed_dim, cfg.vit.patch_size) {
+  if (cfg.has_camera_decoder) cam_dec_.emplace(mf, 2 * cfg.vit.embed_dim);
+}
+
+ModelOutputs Da3AnyViewModel::forward(RunState& rs, const Tensor& images) const {
+  // images: [S, 3, H, W] → features 4 × [S, P, 2E], camera tokens [S, 2E] → depth, conf [S, H, W], poses
+  DACPP_CHECK(!rs.want_rays || head_.has_aux(), ErrorCode::Unsupported, "rays: this model has no ray head ",
+              "(head.scratch.rn1_aux.*; convert the checkpoint with the aux head kept)");
+  Dinov2::ViewFeatures vf = backbone_.forward_views(rs, images);
+  const int64_t p = config().vit.patch_size, h = images.dim(2), w = images.dim(3);
+  crash::set_stage("head");
+  DualHeadOutputs head = head_.forward(rs, vf.feats, h / p, w / p, rs.want_rays);
+  ModelOutputs out;
+  out.depth = head.depth;
+  out.conf = head.conf;
+  out.rays = head.rays;
+  out.ray_conf = head.ray_conf;
+  out.ref_view = vf.ref_view;
+  rs.dump("depth", out.depth);
+  rs.dump("depth_conf", out.conf);
+  if (out.rays.defined()) {
+    rs.dump("ray", out.rays);
+    rs.dump("ray_conf", out.ray_conf);
+  }
+  if (cam_dec_) {
+    crash::set_stage("camera");
+    Tensor enc = cam_dec_->forward(rs, vf.cam_tokens);
+    rs.dump("pose_enc", enc);
+    pose_encoding_to_cameras(enc, h, w, out.extrinsics, out.intrinsics);
+    rs.dump("extrinsics", out.extrinsics);
+    rs.dump("intrinsics", out.intrinsics);
+  }
+  return out;
+}
+
+}  // namespace dacpp::models

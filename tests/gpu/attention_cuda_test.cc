@@ -1,0 +1,106 @@
+// ops::attention on CUDA against the CPU backend on the same (dtype-rounded) inputs: the flash tensor-core kernel
+// (bf16/f16, D 32/64/128), the exact f32 kernel, and the fallback for other head dims; plus its errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/nn_cuda_test_util.h"
+#include "ops/attention.h"
+
+namespace dacpp {
+namespace {
+
+struct AttnCase {
+  int64_t b, h, nq, nk, d;
+  DType dt;
+};
+
+class AttentionCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<AttnCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(AttentionCudaTest, MatchesCpu) {
+  if (IsSkipped()) return;
+  const AttnCase& c = GetParam();
+  Tensor q = test::random_tensor({c.b, c.h, c.nq, c.d}, 1, 1.f, "q");
+  Tensor k = test::random_tensor({c.b, c.h, c.nk, c.d}, 2, 1.f, "k");
+  Tensor v = test::random_tensor({c.b, c.h, c.nk, c.d}, 3, 1.f, "v");
+  Tensor qd = to_device(q, c.dt), kd = to_device(k, c.dt), vd = to_device(v, c.dt);
+  Tensor out = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out");
+  const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+  ops::attention(ctx(), qd, kd, vd, scale, out);
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({c.b, c.nq, c.h, c.d});
+  ops::attention(cpu, q, k, v, scale, want);
+  expect_close(out, want, c.dt, "attention");
+}
+
+std::string attn_name(const ::testing::TestParamInfo<AttnCase>& i) {
+  const AttnCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag({c.b, c.h, c.nq, c.nk, c.d}) + "_" + nntest::tag(c.dt));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionCudaTest,
+    ::testing::Values(
+        // exact f32 kernel
+        AttnCase{1, 1, 1, 1, 8, DType::F32}, AttnCase{2, 3, 5, 7, 16, DType::F32},
+        AttnCase{1, 6, 197, 197, 64, DType::F32}, AttnCase{2, 4, 37, 51, 64, DType::F32},
+        AttnCase{1, 2, 100, 77, 128, DType::F32}, AttnCase{1, 1, 33, 40, 200, DType::F32},
+        // flash kernel: tails of both tiles, one key, D 32/64/128
+        AttnCase{1, 1, 1, 1, 64, DType::BF16}, AttnCase{1, 6, 197, 197, 64, DType::BF16},
+        AttnCase{2, 4, 37, 51, 64, DType::BF16}, AttnCase{1, 2, 130, 300, 32, DType::BF16},
+        AttnCase{1, 2, 100, 77, 128, DType::BF16}, AttnCase{1, 6, 1370, 1370, 64, DType::BF16},
+        AttnCase{1, 6, 197, 197, 64, DType::F16}, AttnCase{2, 3, 65, 129, 64, DType::F16},
+        AttnCase{1, 2, 64, 64, 128, DType::F16}, AttnCase{1, 1, 70, 20, 32, DType::F16},
+        // fallback kernel for a head dim the flash kernel does not take
+        AttnCase{1, 2, 50, 61, 48, DType::BF16}, AttnCase{1, 2, 50, 61, 80, DType::F16}),
+    attn_name);
+
+class AttentionCudaLarge : public nntest::CudaOpTest, public ::testing::Test {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+// 16 views × 1300 tokens in one global attention: shared memory stays bounded whatever N.
+TEST_F(AttentionCudaLarge, TwentyThousandTokensBf16) {
+  if (IsSkipped()) return;
+  const int64_t n = 20800, d = 64;
+  Tensor q = test::random_tensor({1, 1, n, d}, 4, 1.f, "q"), k = test::random_tensor({1, 1, n, d}, 5, 1.f, "k");
+  Tensor v = test::random_tensor({1, 1, n, d}, 6, 1.f, "v");
+  Tensor qd = to_device(q, DType::BF16), kd = to_device(k, DType::BF16), vd = to_device(v, DType::BF16);
+  Tensor out = nan_output({1, n, 1, d}, DType::BF16, "out");
+  ops::attention(ctx(), qd, kd, vd, 0.125f, out);
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({1, n, 1, d});
+  ops::attention(cpu, q, k, v, 0.125f, want);
+  expect_close(out, want, DType::BF16, "attention 20800 tokens");
+}
+
+TEST_F(AttentionCudaLarge, RejectsMixedDtypesAndHugeHeadDim) {
+  if (IsSkipped()) return;
+  Tensor q = test::random_tensor({1, 1, 4, 64}, 1), k = test::random_tensor({1, 1, 4, 64}, 2);
+  Tensor qd = to_device(q, DType::BF16), kd = to_device(k, DType::F16), vd = to_device(k, DType::BF16);
+  Tensor out = nan_output({1, 4, 1, 64}, DType::BF16);
+  try {
+    ops::attention(ctx(), qd, kd, vd, 0.125f, out);
+    ADD_FAILURE() << "mixed dtypes accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+  Tensor big = test::random_tensor({1, 1, 2, 320}, 3);
+  Tensor bd = to_device(big, DType::F32);
+  Tensor bo = nan_output({1, 2, 1, 320}, DType::F32);
+  try {
+    ops::attention(ctx(), bd, bd, bd, 0.1f, bo);
+    ADD_FAILURE() << "D = 320 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("320"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace dacpp

@@ -1,0 +1,117 @@
+// ops::conv2d and ops::conv_transpose2d on CUDA against the CPU backend on the same (dtype-rounded) inputs, for
+// the geometries of the DPT heads and the patch embedding, in f32 (exact kernel) and bf16/f16 (tensor cores).
+#include <gtest/gtest.h>
+
+#include "gpu/nn_cuda_test_util.h"
+#include "ops/conv2d.h"
+
+namespace dacpp {
+namespace {
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw;
+  int stride, pad;
+  bool bias, relu;
+  DType dt;
+};
+
+class Conv2dCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<ConvCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(Conv2dCudaTest, MatchesCpu) {
+  if (IsSkipped()) return;
+  const ConvCase& c = GetParam();
+  const int64_t oh = (c.h + 2 * c.pad - c.kh) / c.stride + 1, ow = (c.w + 2 * c.pad - c.kw) / c.stride + 1;
+  Tensor x = test::random_tensor({c.n, c.c, c.h, c.w}, 1, 1.f, "x");
+  Tensor w = test::random_tensor({c.o, c.c, c.kh, c.kw}, 2, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 3, 0.5f, "bias") : Tensor();
+  Tensor xd = to_device(x, c.dt), wd = to_device(w, c.dt);
+  Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
+  Tensor y = nan_output({c.n, c.o, oh, ow}, c.dt);
+  const ops::Conv2dParams p{c.stride, c.stride, c.pad, c.pad};
+  const ops::Activation act = c.relu ? ops::Activation::Relu : ops::Activation::None;
+  ops::conv2d(ctx(), xd, wd, bd, y, p, act);
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({c.n, c.o, oh, ow});
+  ops::conv2d(cpu, x, w, b, want, p, act);
+  expect_close(y, want, c.dt, "conv2d");
+}
+
+std::string conv_name(const ::testing::TestParamInfo<ConvCase>& i) {
+  const ConvCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag({c.n, c.c, c.h, c.w, c.o, c.kh}) + "_s" +
+                                      std::to_string(c.stride) + "p" + std::to_string(c.pad) +
+                                      (c.bias ? "_b" : "") + (c.relu ? "_relu" : "") + "_" + nntest::tag(c.dt));
+}
+
+std::vector<ConvCase> conv_cases() {
+  std::vector<ConvCase> out;
+  for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
+    out.push_back({1, 64, 37, 37, 64, 3, 3, 1, 1, true, true, dt});     // residual conv unit
+    out.push_back({2, 32, 40, 30, 32, 3, 3, 1, 1, true, false, dt});    // batch 2, head conv
+    out.push_back({1, 96, 19, 19, 64, 3, 3, 1, 1, false, false, dt});   // layer_rn (no bias)
+    out.push_back({1, 48, 23, 17, 96, 1, 1, 1, 0, true, false, dt});    // projection 1×1
+    out.push_back({1, 32, 50, 50, 1, 1, 1, 1, 0, true, true, dt});      // final 1×1 to depth
+    out.push_back({1, 40, 37, 37, 70, 3, 3, 2, 1, true, false, dt});    // resize layer 3×3 s2
+    out.push_back({2, 3, 70, 56, 100, 14, 14, 14, 0, true, false, dt}); // patch embed 14×14 s14
+    out.push_back({1, 5, 9, 11, 7, 5, 3, 2, 2, true, true, dt});        // odd everything
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dCudaTest, ::testing::ValuesIn(conv_cases()), conv_name);
+
+struct DeconvCase {
+  int64_t n, c, h, w, o, k;
+  int stride;
+  bool bias;
+  DType dt;
+};
+
+class ConvTranspose2dCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<DeconvCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(ConvTranspose2dCudaTest, MatchesCpu) {
+  if (IsSkipped()) return;
+  const DeconvCase& c = GetParam();
+  const int64_t oh = (c.h - 1) * c.stride + c.k, ow = (c.w - 1) * c.stride + c.k;
+  Tensor x = test::random_tensor({c.n, c.c, c.h, c.w}, 4, 1.f, "x");
+  Tensor w = test::random_tensor({c.c, c.o, c.k, c.k}, 5, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 6, 0.5f, "bias") : Tensor();
+  Tensor xd = to_device(x, c.dt), wd = to_device(w, c.dt);
+  Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
+  Tensor y = nan_output({c.n, c.o, oh, ow}, c.dt);
+  ops::conv_transpose2d(ctx(), xd, wd, bd, y, c.stride);
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({c.n, c.o, oh, ow});
+  ops::conv_transpose2d(cpu, x, w, b, want, c.stride);
+  expect_close(y, want, c.dt, "conv_transpose2d");
+}
+
+std::string deconv_name(const ::testing::TestParamInfo<DeconvCase>& i) {
+  const DeconvCase& c = i.param;
+  return test::case_name(i.index, test::shape_tag({c.n, c.c, c.h, c.w, c.o, c.k}) + "_s" +
+                                      std::to_string(c.stride) + (c.bias ? "_b" : "") + "_" + nntest::tag(c.dt));
+}
+
+std::vector<DeconvCase> deconv_cases() {
+  std::vector<DeconvCase> out;
+  for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
+    out.push_back({1, 48, 37, 37, 48, 4, 4, true, dt});   // DPT resize layer 0
+    out.push_back({2, 96, 19, 23, 96, 2, 2, true, dt});   // DPT resize layer 1, batch 2
+    out.push_back({1, 8, 5, 7, 6, 3, 2, false, dt});      // overlapping windows (stride < K)
+    out.push_back({1, 4, 6, 5, 3, 2, 3, true, dt});       // gaps (stride > K)
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dCudaTest, ::testing::ValuesIn(deconv_cases()), deconv_name);
+
+}  // namespace
+}  // namespace dacpp

@@ -1,0 +1,173 @@
+// ops::linear, layer_norm, unary, add / mul and permute on CUDA against the CPU backend on the same (dtype-rounded)
+// inputs, in f32 (tol 1e-5 rel L2) and bf16 / f16 (tol 1e-2).
+#include <gtest/gtest.h>
+
+#include "gpu/nn_cuda_test_util.h"
+#include "ops/elementwise.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+#include "ops/permute.h"
+
+namespace dacpp {
+namespace {
+
+const DType kDTypes[] = {DType::F32, DType::BF16, DType::F16};
+
+class CoreOpsCudaTest : public nntest::CudaOpTest, public ::testing::Test {
+ protected:
+  void SetUp() override { open_context(); }
+  ops::Context cpu_{Device::cpu(), 2};
+};
+
+struct LinearCase {
+  Shape x;
+  int64_t n;
+  bool bias;
+  ops::Activation act;
+};
+
+TEST_F(CoreOpsCudaTest, LinearMatchesCpu) {
+  if (IsSkipped()) return;
+  const LinearCase cases[] = {
+      {{1, 8}, 4, true, ops::Activation::None},        {{37, 64}, 48, true, ops::Activation::Gelu},
+      {{2, 37, 64}, 48, false, ops::Activation::Relu}, {{130, 384}, 1152, true, ops::Activation::None},
+      {{5, 7}, 3, true, ops::Activation::Relu},        {{65, 96}, 40, false, ops::Activation::Gelu},
+      {{3, 256}, 1024, true, ops::Activation::Relu},
+  };
+  for (const LinearCase& c : cases) {
+    for (DType dt : kDTypes) {
+      const std::string what = str_cat("linear x", shape_str(c.x), " n", c.n, " bias", c.bias, " act",
+                                        static_cast<int>(c.act), " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      Tensor x = test::random_tensor(c.x, 1, 1.f, "x");
+      Tensor w = test::random_tensor({c.n, c.x.back()}, 2, 0.2f, "w");
+      Tensor b = c.bias ? test::random_tensor({c.n}, 3, 0.5f, "bias") : Tensor();
+      Tensor xd = to_device(x, dt), wd = to_device(w, dt);
+      Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
+      Shape ys = c.x;
+      ys.back() = c.n;
+      Tensor y = nan_output(ys, dt);
+      ops::linear(ctx(), xd, wd, bd, y, c.act);
+      Tensor want = test::output_tensor(ys);
+      ops::linear(cpu_, x, w, b, want, c.act);
+      expect_close(y, want, dt, what);
+    }
+  }
+}
+
+// An f32 bias that is not 16-byte aligned (a view into a packed buffer) takes the unfused bias path.
+TEST_F(CoreOpsCudaTest, LinearWithMisalignedBias) {
+  if (IsSkipped()) return;
+  for (ops::Activation act : {ops::Activation::None, ops::Activation::Relu, ops::Activation::Gelu}) {
+    Tensor x = test::random_tensor({9, 32}, 4, 1.f, "x"), w = test::random_tensor({20, 32}, 5, 0.2f, "w");
+    Tensor packed = test::random_tensor({21}, 6, 0.5f, "packed");
+    Tensor b = packed.slice0(1, 21);
+    Tensor xd = to_device(x, DType::F32), wd = to_device(w, DType::F32), pd = to_device(packed, DType::F32);
+    Tensor bd = pd.slice0(1, 21);
+    Tensor y = nan_output({9, 20}, DType::F32), want = test::output_tensor({9, 20});
+    ops::linear(ctx(), xd, wd, bd, y, act);
+    ops::linear(cpu_, x, w, b, want, act);
+    expect_close(y, want, DType::F32, str_cat("misaligned bias act ", static_cast<int>(act)));
+  }
+}
+
+TEST_F(CoreOpsCudaTest, LayerNormMatchesCpu) {
+  if (IsSkipped()) return;
+  const Shape shapes[] = {{4, 384}, {3, 37, 1024}, {5, 30}, {7, 1536}, {2, 3, 8}, {1, 1}};
+  for (const Shape& s : shapes) {
+    for (DType dt : kDTypes) {
+      const std::string what = str_cat("layer_norm ", shape_str(s), " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      Tensor x = test::random_tensor(s, 7, 2.f, "x");
+      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] += 0.75f;  // a non-zero mean
+      Tensor g = test::random_tensor({s.back()}, 8, 1.f, "gamma"), b = test::random_tensor({s.back()}, 9, 1.f, "beta");
+      Tensor xd = to_device(x, dt), gd = to_device(g, DType::F32), bd = to_device(b, DType::F32);
+      Tensor y = nan_output(s, dt), want = test::output_tensor(s);
+      ops::layer_norm(ctx(), xd, gd, bd, 1e-6f, y);
+      ops::layer_norm(cpu_, x, g, b, 1e-6f, want);
+      expect_close(y, want, dt, what);
+      ops::layer_norm(ctx(), xd, gd, bd, 1e-6f, xd);  // in place
+      expect_close(xd, want, dt, what + " in place");
+    }
+  }
+}
+
+TEST_F(CoreOpsCudaTest, UnaryMatchesCpu) {
+  if (IsSkipped()) return;
+  const ops::Unary kinds[] = {ops::Unary::Gelu, ops::Unary::Silu, ops::Unary::Relu, ops::Unary::Exp,
+                              ops::Unary::Sigmoid};
+  for (const Shape& s : {Shape{3, 1000}, Shape{7, 13}}) {
+    for (ops::Unary k : kinds) {
+      for (DType dt : kDTypes) {
+        const std::string what = str_cat("unary ", static_cast<int>(k), " ", shape_str(s), " ", nntest::tag(dt));
+        SCOPED_TRACE(what);
+        Tensor x = test::random_tensor(s, 10, 3.f, "x");
+        Tensor xd = to_device(x, dt);
+        Tensor y = nan_output(s, dt), want = test::output_tensor(s);
+        ops::unary(ctx(), k, xd, y);
+        ops::unary(cpu_, k, x, want);
+        expect_close(y, want, dt, what);
+      }
+    }
+  }
+}
+
+TEST_F(CoreOpsCudaTest, BinaryBroadcastMatchesCpu) {
+  if (IsSkipped()) return;
+  const Shape a_shape{2, 5, 8, 16};
+  const Shape b_shapes[] = {{2, 5, 8, 16}, {16}, {1, 16}, {5, 1, 1}, {1}, {2, 1, 8, 1}, {8, 16}, {5, 8, 1}};
+  for (const Shape& bs : b_shapes) {
+    for (bool add : {true, false}) {
+      for (DType dt : kDTypes) {
+        const std::string what = str_cat(add ? "add" : "mul", " b", shape_str(bs), " ", nntest::tag(dt));
+        SCOPED_TRACE(what);
+        Tensor a = test::random_tensor(a_shape, 11, 1.f, "a"), b = test::random_tensor(bs, 12, 1.f, "b");
+        Tensor ad = to_device(a, dt), bd = to_device(b, dt);
+        Tensor y = nan_output(a_shape, dt), want = test::output_tensor(a_shape);
+        if (add) {
+          ops::add(ctx(), ad, bd, y);
+          ops::add(cpu_, a, b, want);
+        } else {
+          ops::mul(ctx(), ad, bd, y);
+          ops::mul(cpu_, a, b, want);
+        }
+        expect_close(y, want, dt, what);
+        if (add) {
+          ops::add(ctx(), ad, bd, ad);  // in place on a
+          expect_close(ad, want, dt, what + " in place");
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CoreOpsCudaTest, PermuteMatchesCpu) {
+  if (IsSkipped()) return;
+  struct Case {
+    Shape x;
+    std::vector<int> perm;
+  };
+  const Case cases[] = {
+      {{2, 6, 4, 8}, {2, 0, 1, 3}},  {{2, 6, 4, 8}, {0, 2, 3, 1}},       {{2, 6, 4, 8}, {3, 2, 1, 0}},
+      {{2, 3, 4, 5}, {0, 2, 1, 3}},  {{2, 10, 3, 4, 16}, {2, 0, 3, 1, 4}}, {{3, 7}, {1, 0}},
+      {{5}, {0}},                    {{1, 2, 3, 4, 5, 6}, {5, 4, 3, 2, 1, 0}}, {{4, 6, 2}, {1, 0, 2}},
+  };
+  for (const Case& c : cases) {
+    for (DType dt : kDTypes) {
+      const std::string what = str_cat("permute ", shape_str(c.x), " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      Shape ys(c.x.size());
+      for (size_t i = 0; i < ys.size(); ++i) ys[i] = c.x[c.perm[i]];
+      Tensor x = test::random_tensor(c.x, 13, 1.f, "x");
+      Tensor xd = to_device(x, dt);
+      Tensor y = nan_output(ys, dt), want = test::output_tensor(ys);
+      ops::permute(ctx(), xd, c.perm, y);
+      ops::permute(cpu_, x, c.perm, want);
+      const test::Diff d = test::diff(to_host(y), want);
+      EXPECT_EQ(d.max_abs, 0.0) << what;  // a permutation moves bytes: exact
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dacpp

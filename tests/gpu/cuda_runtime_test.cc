@@ -1,0 +1,218 @@
+// The CUDA backend's runtime: context and activation dtype, copies and casts across residencies, weight upload,
+// the caching allocator and device arena, residency and dtype refusals, the kernel probe, every CUDA fault site
+// (typed error, context usable afterwards) and a real out-of-memory.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "core/arena.h"
+#include "core/fault.h"
+#include "gpu/nn_cuda_test_util.h"
+#include "ops/copy.h"
+#include "ops/elementwise.h"
+#include "ops/layer_norm.h"
+#include "ops/linear.h"
+
+namespace dacpp {
+namespace {
+
+class CudaRuntimeTest : public nntest::CudaOpTest, public ::testing::Test {
+ protected:
+  void SetUp() override { open_context(); }
+  void TearDown() override { fault::configure(""); }
+
+  // Runs `call`, expects Error{code} whose message contains every string in `parts`.
+  static void expect_error(ErrorCode code, const std::vector<std::string>& parts, const std::function<void()>& call) {
+    try {
+      call();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.message();
+      for (const std::string& p : parts) EXPECT_NE(e.message().find(p), std::string::npos) << p << " in " << e.message();
+    }
+  }
+
+  // A small GELU on the device checked against the CPU: proves the context still works.
+  void expect_context_usable() {
+    Tensor x = test::random_tensor({4, 64}, 21, 1.f, "x");
+    Tensor xd = to_device(x, DType::F32), y = nan_output({4, 64}, DType::F32);
+    ops::unary(ctx(), ops::Unary::Gelu, xd, y);
+    ops::Context cpu(Device::cpu(), 1);
+    Tensor want = test::output_tensor({4, 64});
+    ops::unary(cpu, ops::Unary::Gelu, x, want);
+    expect_close(y, want, DType::F32, "context usable");
+  }
+};
+
+TEST_F(CudaRuntimeTest, ContextReportsDeviceAndActivationDtype) {
+  if (IsSkipped()) return;
+  EXPECT_EQ(ctx().act_dtype(), DType::F32);
+  const std::string d = cuda::describe(ctx().cuda());
+  EXPECT_NE(d.find("sm_"), std::string::npos) << d;
+  ops::Context bf(Device::cuda(0), 1, 16, DType::BF16);
+  EXPECT_EQ(bf.act_dtype(), DType::BF16);
+  expect_error(ErrorCode::InvalidArgument, {"i8"}, [] { ops::Context bad(Device::cuda(0), 1, 16, DType::I8); });
+  expect_error(ErrorCode::Backend, {"cuda:4096"}, [] { ops::Context bad(Device::cuda(4096), 1, 16); });
+  ops::Context cpu(Device::cpu(), 1);
+  expect_error(ErrorCode::Backend, {"cpu"}, [&] { cpu.cuda(); });
+}
+
+TEST_F(CudaRuntimeTest, CopyRoundTripsEveryResidencyPair) {
+  if (IsSkipped()) return;
+  Tensor h = test::random_tensor({3, 5, 7}, 22, 1.f, "h");
+  Tensor d1 = cuda::empty(ctx().cuda(), h.shape(), DType::F32, "d1");
+  Tensor d2 = cuda::empty(ctx().cuda(), h.shape(), DType::F32, "d2");
+  Tensor back = test::output_tensor(h.shape()), h2 = test::output_tensor(h.shape());
+  ops::copy(ctx(), h, d1);     // h2d
+  ops::copy(ctx(), d1, d2);    // d2d
+  ops::copy(ctx(), d2, back);  // d2h
+  ops::copy(ctx(), back, h2);  // h2h
+  EXPECT_EQ(test::diff(back, h).max_abs, 0.0);
+  EXPECT_EQ(test::diff(h2, h).max_abs, 0.0);
+  Tensor wrong = test::output_tensor({3, 5, 6});
+  expect_error(ErrorCode::InvalidArgument, {"dst"}, [&] { ops::copy(ctx(), d1, wrong); });
+  int fake = 0;
+  Tensor other = Tensor::view(&fake, h.shape(), DType::F32, Device::cuda(1), nullptr, "other.gpu");
+  expect_error(ErrorCode::Backend, {"other.gpu", "cuda:1"}, [&] { ops::copy(ctx(), h, other); });
+}
+
+TEST_F(CudaRuntimeTest, CastBetweenFloatTypes) {
+  if (IsSkipped()) return;
+  Tensor h = test::random_tensor({1000}, 23, 4.f, "h");
+  Tensor f32 = cuda::upload(ctx().cuda(), h, DType::F32);
+  Tensor bf = cuda::empty(ctx().cuda(), h.shape(), DType::BF16, "bf");
+  Tensor f16 = cuda::empty(ctx().cuda(), h.shape(), DType::F16, "f16");
+  Tensor back = cuda::empty(ctx().cuda(), h.shape(), DType::F32, "back");
+  ops::cast(ctx(), f32, bf);
+  ops::cast(ctx(), bf, f16);
+  ops::cast(ctx(), f16, back);
+  const test::Diff d = test::diff(to_host(back), h);
+  EXPECT_LE(d.rel_l2, 1e-2);
+  EXPECT_GT(d.max_abs, 0.0);  // bf16 really rounded
+  // Upload straight to bf16 equals the device cast of the f32 upload.
+  Tensor bf_up = cuda::upload(ctx().cuda(), h, DType::BF16);
+  EXPECT_EQ(test::diff(to_host(bf_up), to_host(bf)).max_abs, 0.0);
+  EXPECT_EQ(bf_up.name(), "h");
+  EXPECT_EQ(bf_up.device(), Device::cuda(0));
+  expect_error(ErrorCode::InvalidArgument, {"i32"}, [&] {
+    Tensor i = cuda::empty(ctx().cuda(), h.shape(), DType::I32, "i");
+    ops::cast(ctx(), f32, i);
+  });
+}
+
+TEST_F(CudaRuntimeTest, AllocatorReusesFreedBlocksAndAligns) {
+  if (IsSkipped()) return;
+  void* first = nullptr;
+  {
+    Tensor t = cuda::empty(ctx().cuda(), {1000}, DType::F32, "t");
+    first = t.raw();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 256, 0u);
+  }
+  const cuda::MemoryStats before = cuda::memory_stats(ctx().cuda());
+  EXPECT_GE(before.cached_bytes, 4000u);
+  Tensor again = cuda::empty(ctx().cuda(), {1000}, DType::F32, "again");
+  EXPECT_EQ(again.raw(), first);  // same size class, served from the cache
+  const cuda::MemoryStats after = cuda::memory_stats(ctx().cuda());
+  EXPECT_EQ(after.live_bytes, before.live_bytes + 4096);  // 4000 bytes round to 4096
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes - 4096);
+  cuda::release_cached(ctx().cuda());
+  EXPECT_EQ(cuda::memory_stats(ctx().cuda()).cached_bytes, 0u);
+  HostArena arena = cuda::make_arena(ctx().cuda(), size_t{1} << 20);
+  EXPECT_EQ(arena.device(), Device::cuda(0));
+  Tensor a = arena.alloc({3}, DType::F32, "a"), b = arena.alloc({70}, DType::BF16, "b");
+  EXPECT_EQ(a.device(), Device::cuda(0));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.raw()) % 256, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.raw()) % 256, 0u);
+  Tensor h = test::random_tensor({3}, 24, 1.f, "h"), back = test::output_tensor({3});
+  ops::copy(ctx(), h, a);
+  ops::copy(ctx(), a, back);
+  EXPECT_EQ(test::diff(back, h).max_abs, 0.0);
+}
+
+TEST_F(CudaRuntimeTest, HostWeightReachingCudaOpIsRefusedByName) {
+  if (IsSkipped()) return;
+  Tensor x = cuda::upload(ctx().cuda(), test::random_tensor({4, 8}, 25), DType::F32);
+  Tensor w_host = test::random_tensor({6, 8}, 26, 1.f, "blocks.0.mlp.fc1.weight");
+  Tensor y = cuda::empty(ctx().cuda(), {4, 6}, DType::F32, "y");
+  expect_error(ErrorCode::Backend, {"blocks.0.mlp.fc1.weight", "cpu", "cuda:0"},
+               [&] { ops::linear(ctx(), x, w_host, Tensor(), y); });
+  Tensor g_host = test::random_tensor({8}, 27, 1.f, "norm.weight");
+  Tensor b = cuda::upload(ctx().cuda(), test::random_tensor({8}, 28), DType::F32);
+  Tensor y8 = cuda::empty(ctx().cuda(), {4, 8}, DType::F32, "y8");
+  expect_error(ErrorCode::Backend, {"norm.weight", "cpu"}, [&] { ops::layer_norm(ctx(), x, g_host, b, 1e-6f, y8); });
+  Tensor a_host = test::random_tensor({4, 8}, 29, 1.f, "a.host");
+  expect_error(ErrorCode::Backend, {"a.host"}, [&] { ops::add(ctx(), a_host, x, y8); });
+}
+
+TEST_F(CudaRuntimeTest, MixedDtypesAreRefusedByName) {
+  if (IsSkipped()) return;
+  Tensor x = cuda::upload(ctx().cuda(), test::random_tensor({4, 8}, 30), DType::BF16);
+  Tensor w = cuda::upload(ctx().cuda(), test::random_tensor({6, 8}, 31, 1.f, "w.f32"), DType::F32);
+  Tensor y = cuda::empty(ctx().cuda(), {4, 6}, DType::BF16, "y");
+  expect_error(ErrorCode::InvalidArgument, {"w.f32", "bf16"}, [&] { ops::linear(ctx(), x, w, Tensor(), y); });
+  Tensor wb = cuda::upload(ctx().cuda(), test::random_tensor({6, 8}, 32), DType::BF16);
+  Tensor bias_bf = cuda::upload(ctx().cuda(), test::random_tensor({6}, 33, 1.f, "bias.bf16"), DType::BF16);
+  expect_error(ErrorCode::InvalidArgument, {"bias.bf16", "f32"}, [&] { ops::linear(ctx(), x, wb, bias_bf, y); });
+  Tensor i8 = cuda::empty(ctx().cuda(), {4, 8}, DType::I8, "x.i8");
+  Tensor y8 = cuda::empty(ctx().cuda(), {4, 8}, DType::I8, "y.i8");
+  expect_error(ErrorCode::InvalidArgument, {"x.i8"}, [&] { ops::unary(ctx(), ops::Unary::Relu, i8, y8); });
+}
+
+TEST_F(CudaRuntimeTest, KernelProbeFindsEveryKernel) {
+  if (IsSkipped()) return;
+  EXPECT_NO_THROW(cuda::probe_all_kernels(ctx().cuda()));
+}
+
+TEST_F(CudaRuntimeTest, FaultDeviceAlloc) {
+  if (IsSkipped()) return;
+  fault::configure("device.alloc");
+  expect_error(ErrorCode::OutOfMemory, {"device.alloc", "weights.x"},
+               [&] { cuda::empty(ctx().cuda(), {16}, DType::F32, "weights.x"); });
+  fault::configure("");
+  expect_context_usable();
+}
+
+TEST_F(CudaRuntimeTest, FaultKernelProbe) {
+  if (IsSkipped()) return;
+  fault::configure("kernel.probe:3");
+  expect_error(ErrorCode::Backend, {"kernel.probe", "has no image for sm_", "CMAKE_CUDA_ARCHITECTURES="},
+               [&] { cuda::probe_all_kernels(ctx().cuda()); });
+  fault::configure("");
+  EXPECT_NO_THROW(cuda::probe_all_kernels(ctx().cuda()));
+  expect_context_usable();
+}
+
+TEST_F(CudaRuntimeTest, FaultKernelLaunch) {
+  if (IsSkipped()) return;
+  Tensor x = cuda::upload(ctx().cuda(), test::random_tensor({4, 64}, 34), DType::F32);
+  Tensor g = cuda::upload(ctx().cuda(), test::random_tensor({64}, 35), DType::F32);
+  Tensor y = cuda::empty(ctx().cuda(), {4, 64}, DType::F32, "y");
+  fault::configure("kernel.launch");
+  expect_error(ErrorCode::Backend, {"kernel.launch", "layer_norm"}, [&] { ops::layer_norm(ctx(), x, g, g, 1e-6f, y); });
+  fault::configure("");
+  expect_context_usable();
+}
+
+TEST_F(CudaRuntimeTest, FaultBlasCall) {
+  if (IsSkipped()) return;
+  Tensor x = cuda::upload(ctx().cuda(), test::random_tensor({4, 8}, 36), DType::BF16);
+  Tensor w = cuda::upload(ctx().cuda(), test::random_tensor({6, 8}, 37, 1.f, "fc.weight"), DType::BF16);
+  Tensor y = cuda::empty(ctx().cuda(), {4, 6}, DType::BF16, "y");
+  fault::configure("blas.call");
+  expect_error(ErrorCode::Backend, {"blas.call", "fc.weight"}, [&] { ops::linear(ctx(), x, w, Tensor(), y); });
+  fault::configure("");
+  EXPECT_NO_THROW(ops::linear(ctx(), x, w, Tensor(), y));
+  expect_context_usable();
+}
+
+TEST_F(CudaRuntimeTest, OutOfMemoryIsATypedErrorWithNumbers) {
+  if (IsSkipped()) return;
+  const int64_t tb = int64_t{1} << 40;
+  expect_error(ErrorCode::OutOfMemory, {"asked 1099511627776 bytes", "free ", "huge"},
+               [&] { cuda::empty(ctx().cuda(), {tb}, DType::I8, "huge"); });
+  expect_context_usable();
+}
+
+}  // namespace
+}  // namespace dacpp
