@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "engine/model_nested.h"
+#include "engine/ray_pose_options.h"
 #include "io/writers.h"
 #include "server/image_source.h"
 #include "server/scene_export.h"
@@ -38,7 +40,14 @@ int parse_int_option(const std::string& key, const std::string& value, int lo, i
 struct LoadSettings {
   RunOptions run;
   RunnerOptions runner;
+  LoadOptions load;
 };
+
+bool parse_bool_option(const std::string& opt, const std::string& key, const std::string& value) {
+  DACPP_CHECK(value == "true" || value == "false", ErrorCode::InvalidArgument, "LoadModel: option '", opt,
+              "' must be ", key, ":true or ", key, ":false");
+  return value == "true";
+}
 
 LoadSettings parse_load_settings(const backend::ModelOptions& o) {
   LoadSettings s;
@@ -56,8 +65,12 @@ LoadSettings parse_load_settings(const backend::ModelOptions& o) {
                   "' must be resize_to_input:true or resize_to_input:false");
       s.run.resize_to_input = value == "true";
     } else if (key == "metric_model") {
-      DACPP_THROW(ErrorCode::Unsupported, "LoadModel: option '", opt,
-                  "': the two-file nested metric model is not supported by dacpp yet");
+      // DA3 nested, depth-anything.cpp's two files: the model is the any-view file, this the metric branch.
+      DACPP_CHECK(!value.empty(), ErrorCode::InvalidArgument, "LoadModel: option '", opt, "' names no file");
+      s.load.metric_model = value[0] == '/' || o.modelpath().empty() ? value : o.modelpath() + "/" + value;
+    } else if (key == "ray_pose") {
+      s.run.ray_pose = parse_bool_option(opt, key, value);
+      s.load.import.with_aux = s.run.ray_pose;
     } else {
       std::fprintf(stderr, "dacpp: warn: LoadModel: ignoring unknown option '%s'\n", opt.c_str());
     }
@@ -135,7 +148,8 @@ std::string WorkerEngine::load(const backend::ModelOptions& options) {
   free();
   const std::string path = resolve_model_path(options);
   LoadSettings settings = parse_load_settings(options);
-  std::shared_ptr<const Model> model = Model::load(path);
+  std::shared_ptr<const Model> model = load_model(path, settings.load);
+  validate_ray_pose(model->config(), settings.run);
   runner_ = std::make_unique<Runner>(model, settings.runner);
   model_ = std::move(model);
   run_options_ = settings.run;

@@ -33,7 +33,8 @@ def compare_one(ref_path, out_path):
     d = o - r
     nr = float(np.linalg.norm(r))
     rel = float(np.linalg.norm(d)) / nr if nr > 0 else float(np.linalg.norm(d))
-    return rel, float(np.abs(d).max()) if d.size else 0.0, None
+    corr = float(np.corrcoef(r.ravel(), o.ravel())[0, 1]) if r.size > 1 and r.std() > 0 and o.std() > 0 else 1.0
+    return rel, (float(np.abs(d).max()) if d.size else 0.0, corr), None
 
 
 def pairs(ref_dir, out_dir, names, recursive):
@@ -61,9 +62,10 @@ def main():
     ap.add_argument("--names", nargs="*", help="only these tensor names (file stems)")
     ap.add_argument("--require-all", action="store_true", help="fail when an output is missing")
     ap.add_argument("--recursive", action="store_true")
+    ap.add_argument("--min-corr", type=float, default=None, help="optional min Pearson correlation")
     a = ap.parse_args()
     bad, n = 0, 0
-    print(f"{'tensor':<28} {'rel_l2':>11} {'max_abs':>11}  status")
+    print(f"{'tensor':<28} {'rel_l2':>11} {'max_abs':>11} {'corr':>10}  status")
     for name, rp, op in pairs(a.ref_dir, a.out_dir, a.names, a.recursive):
         if not os.path.exists(op):
             if a.require_all:
@@ -71,14 +73,15 @@ def main():
                 bad += 1
             continue
         n += 1
-        rel, mx, err = compare_one(rp, op)
+        rel, stats, err = compare_one(rp, op)
         if err:
             print(f"{name:<28} {'-':>11} {'-':>11}  FAIL ({err})")
             bad += 1
             continue
-        fail = rel > a.tol or (a.abs_tol is not None and mx > a.abs_tol)
+        mx, corr = stats
+        fail = rel > a.tol or (a.abs_tol is not None and mx > a.abs_tol) or (a.min_corr is not None and corr < a.min_corr)
         bad += fail
-        print(f"{name:<28} {rel:11.3e} {mx:11.3e}  {'FAIL' if fail else 'ok'}")
+        print(f"{name:<28} {rel:11.3e} {mx:11.3e} {corr:10.6f}  {'FAIL' if fail else 'ok'}")
     if n == 0:
         print("nothing compared (no output file matches a reference)")
         return 1

@@ -125,6 +125,51 @@ def build_da3_giant_tiny(torch, seed, dims, head):
     return model.eval()
 
 
+def fixture_da3_nested(torch, out, views):
+    """DA3NESTED (model/da3.py::NestedDepthAnything3Net) from the two tiny fixtures already written: the any-view
+    branch is da3small_tiny (the nested code does not care that upstream's is a giant; a 40-block giant would double
+    the size), the metric branch da3metric_tiny. Weights stored as f16 in one official nested checkpoint
+    (model.da3.* + model.da3_metric.*); the reference runs on the f16-rounded weights. Three views at process_res
+    210: 3·210·154 < 100k pixels, so upstream's quantile sampling never triggers."""
+    from depth_anything_3.model.da3 import NestedDepthAnything3Net
+    name = "da3nested_tiny"
+    d = os.path.join(out, name)
+    branches = []
+    for src, preset, dims, cam in (("da3small_tiny", "da3-small", DA3_S_DIMS, True),
+                                   ("da3metric_tiny", "da3metric-large", DA3_L_DIMS, False)):
+        c = dims["embed_dim"]
+        m = pc.build_da3(torch, preset, 0, dims, dict(HEAD, dim_in=2 * c if cam else c),
+                         cam_dim=(c, 2 * c) if cam else None)
+        sd = pc.load_safetensors(torch, os.path.join(out, src, "model.safetensors"))
+        m.load_state_dict({k[len("model."):]: v for k, v in sd.items()}, strict=True)
+        branches.append(m.half().float().eval())
+    net = NestedDepthAnything3Net.__new__(NestedDepthAnything3Net)
+    torch.nn.Module.__init__(net)
+    net.da3, net.da3_metric = branches
+    net.eval()
+    x = pc.da3_preprocess(torch, views, DA3_PROCESS_RES)
+    cap = pc.Capture()
+    cap.output(net.da3_metric.head, "metric_head", lambda o: dict(o))
+    with torch.no_grad():
+        o = net(x, None, None, [], False, False, "saddle_balanced")
+    cap.close()
+    arrays = {"input": pc.npf(x)}
+    for k in ("depth", "depth_conf", "extrinsics", "intrinsics"):
+        arrays[k] = pc.npf(o[k][0])
+    ms = cap.t["metric_head"]["sky"]  # the metric branch's sky map: where upstream capped the depth
+    arrays["metric_sky"] = pc.npf(ms.reshape(x.shape[1], *ms.shape[-2:]))
+    arrays["scale_factor"] = np.array([o["scale_factor"]], dtype=np.float32)
+    shapes = pc.save_arrays(d, arrays)
+    sd = {"model." + k: v.half() for k, v in net.state_dict().items()}
+    pc.save_safetensors(torch, sd, os.path.join(d, "model.safetensors"))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(dict(model_name="da3nested-giant-large",
+                       dacpp_fixture=dict(anyview="da3small_tiny", metric="da3metric_tiny", dtype="f16")), f, indent=1)
+    return dict(kind="da3nested", process_res=DA3_PROCESS_RES, views=len(views), arrays=shapes,
+                scale_factor=float(o["scale_factor"]), checkpoint="model.safetensors",
+                branches=["da3small_tiny", "da3metric_tiny"])
+
+
 def preproc_da3_default(torch, rgb, out):
     """Official DA3 preprocessing at the default process_res 504, stored losslessly as the uint8 RGB image
     that InputProcessor normalises (it resizes uint8 with cv2 and normalises afterwards)."""
@@ -211,6 +256,8 @@ def main():
         fx[name] = dict(i3, seed=SEEDS[name], checkpoint="model.safetensors", view3=i3["arrays"],
                         view3_ref_view=i3["ref_view"])
         fx[name].pop("arrays")
+    if want("da3nested_tiny"):
+        fx["da3nested_tiny"] = fixture_da3_nested(torch, a.out, three_views(rgb))
     if want("preproc"):
         man["preproc_da3_504"] = preproc_da3_default(torch, rgb, a.out)
     man["input"] = dict(file="input.png", shape=list(rgb.shape))

@@ -120,6 +120,18 @@ Tensor Tensor::slice0(int64_t begin, int64_t end) const {
   return t;
 }
 
+Tensor Tensor::offset_view(int64_t offset, const Shape& shape) const {
+  const int64_t n = shape_numel(shape);
+  DACPP_CHECK(!dtype_is_quantized(dtype_) && offset >= 0 && n >= 0 && offset + n <= numel_,
+              ErrorCode::InvalidArgument, "tensor '", name_, "' ", shape_str(shape_), ": a view of ", shape_str(shape),
+              " at element ", offset, " does not fit");
+  Tensor t = *this;
+  t.shape_ = shape;
+  t.numel_ = n;
+  t.data_ = static_cast<char*>(data_) + static_cast<size_t>(offset) * dtype_block_bytes(dtype_);
+  return t;
+}
+
 Tensor Tensor::clone() const {
   check_host("clone");
   Tensor t = empty(shape_, dtype_, name_);

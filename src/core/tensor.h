@@ -65,6 +65,9 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;
   // Rows [begin, end) of dimension 0, sharing storage.
   Tensor slice0(int64_t begin, int64_t end) const;
+  // A borrowing view of `shape` starting `offset` elements into this tensor's bytes (any device; plain dtypes
+  // only). Throws InvalidArgument naming the tensor when the view does not fit.
+  Tensor offset_view(int64_t offset, const Shape& shape) const;
   // A host copy with its own storage.
   Tensor clone() const;
 

@@ -8,6 +8,7 @@
 
 #include "formats/gguf_reader.h"
 #include "formats/tensor_names.h"
+#include "engine/weight_placement.h"
 
 namespace dacpp {
 namespace {
@@ -61,10 +62,10 @@ std::shared_ptr<const Model> Model::load(const std::string& path, const LoadOpti
   DACPP_CHECK(std::filesystem::exists(path, ec), ErrorCode::NotFound, "model '", path, "': file not found");
   std::shared_ptr<const ModelFile> file =
       has_gguf_magic(path) ? read_gguf(path) : import_checkpoint(path, options.import);
-  return from_file(std::move(file));
+  return from_file(std::move(file), options);
 }
 
-std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> file) {
+std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> file, const LoadOptions& options) {
   DACPP_CHECK(file != nullptr, ErrorCode::Internal, "Model::from_file: null model file");
   // A well-formed GGUF of another family (an LLM, say) is named as such rather than as a missing key.
   const std::string family = file->get_string_or(names::kGeneralArchitecture, names::kArchitecture);
@@ -72,9 +73,20 @@ std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> f
               names::kGeneralArchitecture, "' = '", family, "': not a Depth Anything model (expected '",
               names::kArchitecture, "')");
   const models::ModelConfig cfg = models::ModelConfig::from_file(*file);
-  std::unique_ptr<models::DepthModel> net = models::create_model(*file, cfg);
   check_uniform_blocks(*file, cfg);
-  return std::shared_ptr<const Model>(new Model(std::move(file), std::move(net)));
+  std::shared_ptr<DevicePlacement> placement;
+  if (options.device.kind != DeviceKind::Cpu) {
+    placement = std::make_shared<DevicePlacement>(options.device, options.precision);
+    file = file->placed(placement);
+  }
+  std::unique_ptr<models::DepthModel> net = models::create_model(*file, cfg);
+  std::shared_ptr<Model> m(new Model(std::move(file), std::move(net)));
+  if (placement) {
+    m->device_ = options.device;
+    m->act_dtype_ = options.precision;
+    m->device_weight_bytes_ = placement->bytes();
+  }
+  return m;
 }
 
 }  // namespace dacpp

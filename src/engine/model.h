@@ -17,6 +17,12 @@ namespace dacpp {
 
 struct LoadOptions {
   ImportOptions import;  // used when the path is a checkpoint rather than a GGUF file
+  Device device = Device::cpu();  // where the weights live and the Runners compute
+  // Weight and activation dtype on a GPU: F32, BF16 (default) or F16. The CPU computes in f32 whatever this says.
+  DType precision = DType::BF16;
+  // DA3 nested from depth-anything.cpp's two files: the path given to load is the any-view file and this is the
+  // metric-branch file (m_vit.* / m_head.*). Empty: one file. See engine/model_nested.h.
+  std::string metric_model;
 };
 
 class Model {
@@ -25,17 +31,27 @@ class Model {
   // checkpoint folder) goes through import_checkpoint.
   static std::shared_ptr<const Model> load(const std::string& path, const LoadOptions& options = {});
   // Builds a model from an already-read weight index (tests, converters).
-  static std::shared_ptr<const Model> from_file(std::shared_ptr<const ModelFile> file);
+  static std::shared_ptr<const Model> from_file(std::shared_ptr<const ModelFile> file,
+                                                const LoadOptions& options = {});
 
   const ModelFile& file() const { return *file_; }
   const models::ModelConfig& config() const { return net_->config(); }
   const models::DepthModel& net() const { return *net_; }
+  const Device& device() const { return device_; }
+  // The activation dtype of Runners over this model: F32 on the CPU, the load precision on a GPU.
+  DType act_dtype() const { return act_dtype_; }
+  // Bytes of weights uploaded to the device (0 on the CPU).
+  size_t device_weight_bytes() const { return device_weight_bytes_; }
 
  private:
   Model(std::shared_ptr<const ModelFile> file, std::unique_ptr<models::DepthModel> net);
 
   std::shared_ptr<const ModelFile> file_;
-  std::unique_ptr<const models::DepthModel> net_;
+  std::unique_ptr<const models::DepthModel> net_;  // declared after file_: destroyed first (its device weights
+                                                  // live in the placement that file_ holds)
+  Device device_ = Device::cpu();
+  DType act_dtype_ = DType::F32;
+  size_t device_weight_bytes_ = 0;
 };
 
 }  // namespace dacpp

@@ -87,7 +87,7 @@ void postprocess_view(ops::Context& ctx, const models::ModelOutputs& out, int64_
   const int64_t oh = back ? res.source_height : ph, ow = back ? res.source_width : pw;
   res.depth = resized_copy(ctx, out.depth.slice0(view, view + 1), oh, ow);
   res.conf = resized_copy(ctx, out.conf.slice0(view, view + 1), oh, ow);
-  res.units = "relative-depth";
+  res.units = out.metres ? "metres" : "relative-depth";
   if (out.extrinsics.defined()) {
     res.has_pose = true;
     const float* e = out.extrinsics.data<float>() + view * 12;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/crash_context.h"
+#include "engine/device_io.h"
 #include "engine/postprocess.h"
 #include "pipeline/preprocess.h"
 #include "pipeline/view_batch.h"
@@ -49,15 +50,26 @@ void validate(const models::ModelConfig& cfg, const RunOptions& o) {
               models::model_kind_name(cfg.kind), cfg.metric ? " metric" : "");
 }
 
+std::shared_ptr<const Model> non_null(std::shared_ptr<const Model> m) {
+  DACPP_CHECK(m != nullptr, ErrorCode::InvalidArgument, "Runner: null model");
+  return m;
+}
+
 }  // namespace
 
 Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
-    : model_(std::move(model)),
+    : model_(non_null(std::move(model))),
       limits_(options.limits),
-      ctx_(Device::cpu(), options.threads, options.prim_cache_capacity),
+      ctx_(model_->device(), options.threads, options.prim_cache_capacity, model_->act_dtype()),
+      arena_(make_runner_arena(ctx_)),
       pos_cache_(options.pos_cache_capacity) {
   validate_limits(limits_);
-  DACPP_CHECK(model_ != nullptr, ErrorCode::InvalidArgument, "Runner: null model");
+}
+
+models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out) {
+  for (Tensor* t : {&out.depth, &out.sky, &out.conf, &out.rays, &out.ray_conf, &out.extrinsics, &out.intrinsics})
+    *t = output_to_host(ctx_, *t);
+  return out;
 }
 
 models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDumps* dumps,
@@ -69,7 +81,8 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   models::RunState rs{ex, pos_cache_, dumps};
   rs.ref_view = options.ref_view_strategy;
   rs.want_rays = options.want_rays;
-  return model_->net().forward(rs, input);
+  const Tensor x = input_to_device(ctx_, arena_, input);
+  return outputs_to_host(model_->net().forward(rs, x));
 }
 
 ForwardResult Runner::forward(const Tensor& input, bool dump_stages, const RunOptions& options) {

@@ -34,6 +34,11 @@ struct RunOptions {
   // either way).
   models::RefViewStrategy ref_view_strategy = models::RefViewStrategy::SaddleBalanced;
   bool want_rays = false;
+  // DA3 any-view: poses from the ray map (pipeline::ray_pose: RANSAC homography, estimated principal point)
+  // instead of the camera decoder (the official use_ray_pose=True). Needs the ray head (Unsupported otherwise).
+  // The RANSAC draws come from ray_pose_seed: same input and seed, same poses.
+  bool ray_pose = false;
+  uint64_t ray_pose_seed = 42;
 };
 
 // Raw network outputs of Runner::forward, as owning host tensors.
@@ -74,7 +79,9 @@ class Runner {
   size_t arena_peak_bytes() const { return arena_.peak_bytes(); }
 
  private:
+  // The network outputs, as host f32 tensors (device outputs are copied back).
   models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);
+  models::ModelOutputs outputs_to_host(models::ModelOutputs out);
 
   std::shared_ptr<const Model> model_;
   Limits limits_;

@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "formats/gguf_writer.h"
 #include "formats/import_internal.h"
+#include "formats/nested_model_file.h"
 #include "formats/pth_reader.h"
 #include "formats/safetensors_reader.h"
 #include "formats/tensor_names.h"
@@ -128,7 +129,19 @@ std::shared_ptr<const ModelFile> import_checkpoint(const std::string& path, cons
     const bool metric = model_name.rfind("da3metric", 0) == 0;
     if (opt_in.name.empty() && metric != (upper(opt.name).find("METRIC") != std::string::npos))
       opt.name = upper(model_name);
-    if (model_name.rfind("da3nested", 0) == 0 && opt_in.name.empty())
+    const bool nested = model_name.rfind("da3nested", 0) == 0;
+    if (opt.nested_metric) opt.nested_part = ImportOptions::NestedPart::Metric;
+    if (nested && opt.nested_part == ImportOptions::NestedPart::Both) {
+      ck = CheckpointTensors();  // each branch re-reads the checkpoint (mapped, not copied)
+      ImportOptions one = opt_in;
+      one.name = opt.name;
+      one.nested_part = ImportOptions::NestedPart::AnyView;
+      std::shared_ptr<const ModelFile> any = import_checkpoint(path, one);
+      one.nested_part = ImportOptions::NestedPart::Metric;
+      return merge_nested(std::move(any), import_checkpoint(path, one));
+    }
+    opt.nested_metric = opt.nested_part == ImportOptions::NestedPart::Metric;
+    if (nested && opt_in.name.empty())
       opt.name += opt.nested_metric ? "-metric" : "-anyview";
     SourceIndex src(std::move(ck), buffers);
     import_da3(src, opt, model_name == "da3-any" ? "da3-" : model_name, b);

@@ -5,8 +5,8 @@
 //   - DA2 official `.pth` (torch.save state dict, keys `pretrained.*`, `depth_head.*`);
 //   - a DA2 transformers `-hf` folder (model.safetensors + config.json; q/k/v are concatenated back into qkv);
 //   - a DA3 folder (model.safetensors + config.json with `model_name`; keys `model.*`): any-view S/B/L/G
-//     (with cam_dec, and the GS head for giant), mono/metric large, and nested giant+metric (one branch per
-//     call, see ImportOptions::nested_metric);
+//     (with cam_dec, and the GS head for giant), mono/metric large, and nested giant+metric (both branches in
+//     one index, or one per call: ImportOptions::nested_part);
 //   - a bare `.safetensors` file of either family (detected from its keys; a DA3 file without config.json is
 //     classified by the presence of `camera_token`).
 // Every tensor is stored as f32 with its torch-order shape; names, metadata keys and types follow the spec.
@@ -33,9 +33,14 @@ struct ImportOptions {
   std::string name;
   // DA3 any-view: also emit the DualDPT aux (ray) head, finest level only (depth-anything.cpp's --with-aux).
   bool with_aux = false;
-  // DA3 nested checkpoints hold two networks, converted to two files as depth-anything.cpp does: false = the
-  // any-view giant (checkpoint_name "<name>-anyview"), true = the metric branch under m_vit / m_head
+  // DA3 nested checkpoints hold two networks. Both (the default, for loading): one ModelFile with the any-view
+  // giant under vit / head / cam and the metric branch under m_vit / m_head (formats/nested_model_file.h; a
+  // ModelKind::Da3Nested model). AnyView / Metric: one network, as depth-anything.cpp's converter writes two files:
+  // the any-view giant (checkpoint_name "<name>-anyview") or the metric branch under m_vit / m_head
   // ("<name>-metric"). Ignored for other checkpoints.
+  enum class NestedPart { Both, AnyView, Metric };
+  NestedPart nested_part = NestedPart::Both;
+  // Legacy spelling of nested_part = Metric (true wins over nested_part).
   bool nested_metric = false;
 };
 

@@ -195,7 +195,12 @@ Tensor ModelFile::dequantized(const TensorRecord& r) const {
 
 Tensor ModelFile::tensor_f32(const std::string& name, const Shape& expected) const {
   Tensor t = host_f32(name, expected);
-  return placement_ ? placement_->place(t) : t;
+  return placement_ ? placement_->place(t, /*keep_f32=*/false) : t;
+}
+
+Tensor ModelFile::device_f32(const std::string& name, const Shape& expected) const {
+  Tensor t = host_f32(name, expected);
+  return placement_ ? placement_->place(t, /*keep_f32=*/true) : t;
 }
 
 std::shared_ptr<ModelFile> ModelFile::placed(std::shared_ptr<const WeightPlacement> placement) const {

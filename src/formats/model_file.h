@@ -64,8 +64,9 @@ Shape with_rank(const Shape& s, size_t rank);
 class WeightPlacement {
  public:
   virtual ~WeightPlacement() = default;
-  // The device tensor for `host` (host f32, already shape- and NaN-checked, named). Throws Backend/OutOfMemory.
-  virtual Tensor place(const Tensor& host) const = 0;
+  // The device tensor for `host` (host f32, already shape- and NaN-checked, named): in the placement's weight
+  // dtype when `keep_f32` is false (it may keep small parameters f32), else f32. Throws Backend/OutOfMemory.
+  virtual Tensor place(const Tensor& host, bool keep_f32) const = 0;
 };
 
 class ModelFile {
@@ -93,6 +94,8 @@ class ModelFile {
   Tensor tensor_f32(const std::string& name, const Shape& expected) const;
   // tensor_f32(name, expected) on the host, whatever the placement.
   Tensor host_f32(const std::string& name, const Shape& expected) const;
+  // tensor_f32(name, expected) kept in f32 on the placement's device (the host tensor when not placed).
+  Tensor device_f32(const std::string& name, const Shape& expected) const;
 
   // A copy of this index (sharing the file mapping) whose weight accessor places weights with `placement`.
   std::shared_ptr<ModelFile> placed(std::shared_ptr<const WeightPlacement> placement) const;

@@ -15,8 +15,11 @@ struct Exec {
   ops::Context& ctx;
   HostArena& arena;
 
-  // A new uninitialised f32 activation on the context's device. Throws OutOfMemory.
-  Tensor alloc(const Shape& shape, const char* name = "") { return arena.alloc(shape, DType::F32, name); }
+  // A new uninitialised activation on the context's device, in its activation dtype (f32 on the CPU; the
+  // model's precision on a GPU). Throws OutOfMemory.
+  Tensor alloc(const Shape& shape, const char* name = "") { return arena.alloc(shape, ctx.act_dtype(), name); }
+  // Same, always f32 (outputs that stay f32 whatever the precision).
+  Tensor alloc_f32(const Shape& shape, const char* name = "") { return arena.alloc(shape, DType::F32, name); }
 };
 
 class ArenaScope {

@@ -1,6 +1,7 @@
 #include "models/da3_any_view_model.h"
 
 #include "core/crash_context.h"
+#include "pipeline/ray_pose.h"
 
 namespace dacpp::models {
 
@@ -15,10 +16,14 @@ ModelOutputs Da3AnyViewModel::forward(RunState& rs, const Tensor& images) const 
   // images: [S, 3, H, W] → features 4 × [S, P, 2E], camera tokens [S, 2E] → depth, conf [S, H, W], poses
   DACPP_CHECK(!rs.want_rays || head_.has_aux(), ErrorCode::Unsupported, "rays: this model has no ray head ",
               "(head.scratch.rn1_aux.*; convert the checkpoint with the aux head kept)");
+  DACPP_CHECK(!rs.ray_pose || head_.has_aux(), ErrorCode::Unsupported, "ray pose: model '",
+              config().checkpoint_name, "' has no ray head (head.scratch.rn1_aux.*; convert the checkpoint with ",
+              "the aux head kept, e.g. `dacpp convert --with-aux`)");
+  const bool rays = rs.want_rays || rs.ray_pose;
   Dinov2::ViewFeatures vf = backbone_.forward_views(rs, images);
   const int64_t p = config().vit.patch_size, h = images.dim(2), w = images.dim(3);
   crash::set_stage("head");
-  DualHeadOutputs head = head_.forward(rs, vf.feats, h / p, w / p, rs.want_rays);
+  DualHeadOutputs head = head_.forward(rs, vf.feats, h / p, w / p, rays);
   ModelOutputs out;
   out.depth = head.depth;
   out.conf = head.conf;
@@ -31,13 +36,25 @@ ModelOutputs Da3AnyViewModel::forward(RunState& rs, const Tensor& images) const 
     rs.dump("ray", out.rays);
     rs.dump("ray_conf", out.ray_conf);
   }
-  if (cam_dec_) {
+  if (cam_dec_ && !rs.ray_pose) {  // upstream runs one or the other
     crash::set_stage("camera");
     Tensor enc = cam_dec_->forward(rs, vf.cam_tokens);
     rs.dump("pose_enc", enc);
     pose_encoding_to_cameras(enc, h, w, out.extrinsics, out.intrinsics);
     rs.dump("extrinsics", out.extrinsics);
     rs.dump("intrinsics", out.intrinsics);
+  }
+  if (rs.ray_pose) {
+    crash::set_stage("ray_pose");
+    pipeline::RayPoseOptions po;
+    po.seed = rs.ray_pose_seed;
+    pipeline::RayPoseResult rp = pipeline::ray_pose(out.rays, out.ray_conf, static_cast<int>(h),
+                                                    static_cast<int>(w), po);
+    out.extrinsics = rp.extrinsics;
+    out.intrinsics = rp.intrinsics;
+    rs.dump("extrinsics", out.extrinsics);
+    rs.dump("intrinsics", out.intrinsics);
+    if (!rs.want_rays) out.rays = out.ray_conf = Tensor();
   }
   return out;
 }

@@ -23,6 +23,9 @@ struct ModelOutputs {
   Tensor extrinsics;  // [S, 3, 4] world-to-camera (host, owning) when the model has a camera decoder
   Tensor intrinsics;  // [S, 3, 3] processed-image pixels (host, owning)
   int64_t ref_view = 0;  // the reference view (world frame), input order
+  // DA3 nested: depth (and the translations) are in metres after the metric alignment; the scale it applied.
+  bool metres = false;
+  double metric_scale = 0;
 };
 
 class DepthModel {
@@ -43,7 +46,7 @@ class DepthModel {
 };
 
 // Builds the class for cfg.kind, fetching and shape-checking every tensor it needs (InvalidModel naming the
-// first missing/misshapen tensor). Unsupported for model versions not implemented yet (DA3 nested).
+// first missing/misshapen tensor). Unsupported for model versions not implemented.
 std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig& cfg);
 
 }  // namespace dacpp::models

@@ -30,9 +30,11 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
   cls_token_ = layers::fetch(mf, names::vit(p, "cls_token"), {1, 1, e}).reshape({1, e});
-  Tensor pos = layers::fetch(mf, names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
-  pos_cls_ = pos.slice0(0, 1);
+  // The pos-embed table stays f32 (on the device when placed): it is interpolated per input grid before use.
+  Tensor pos = mf.device_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
   pos_patch_ = pos.slice0(1, 1 + m2);
+  Tensor pos_cls_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e}).slice0(0, 1);
+  pos_cls_ = mf.placement() ? mf.placement()->place(pos_cls_host, /*keep_f32=*/false) : pos_cls_host;
   if (cfg.alt_start != -1) camera_token_ = layers::fetch(mf, names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
   blocks_.reserve(static_cast<size_t>(cfg.depth));
   for (int i = 0; i < cfg.depth; ++i) {

@@ -10,9 +10,7 @@ namespace dacpp::models::detail {
 
 // Rows [row, row + shape[0]) of a row-major tensor whose last dim matches, as a view (no copy, any device).
 inline Tensor rows_view(const Tensor& t, int64_t row, const Shape& shape) {
-  const int64_t width = t.dim(-1);
-  float* base = static_cast<float*>(const_cast<void*>(t.raw())) + row * width;
-  return Tensor::view(base, shape, DType::F32, t.device(), nullptr, t.name());
+  return t.offset_view(row * t.dim(-1), shape);
 }
 
 // RoPE positions (row, column) of one view's 1 + gh·gw tokens: slot 0 at (0, 0); a patch (r, c) at (r + 1, c + 1)

@@ -61,7 +61,10 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
     sky2a_.emplace(mf, names::head(p, "scratch.sky_out2a"), conv(f / 2, kHeadHidden, 3, 1));
     sky2b_.emplace(mf, names::head(p, "scratch.sky_out2b"), conv(kHeadHidden, 1, 1, 1));
   }
-  if (spec.activation == DepthActivation::SigmoidMax) max_depth_ = Tensor::from_vector({1}, {h.max_depth});
+  if (spec.activation == DepthActivation::SigmoidMax) {
+    max_depth_ = Tensor::from_vector({1}, {h.max_depth});
+    if (mf.placement() != nullptr) max_depth_ = mf.placement()->place(max_depth_, /*keep_f32=*/true);
+  }
 }
 
 Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const {
@@ -111,10 +114,8 @@ void DptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, HeadO
     Tensor logits = (sky ? *sky2b_ : *out2b_).forward(ex, h);
     Tensor& dst = sky ? out.sky : out.depth;
     for (int64_t i = 0; i < b; ++i) {
-      float* src_rows = static_cast<float*>(logits.raw()) + (i * (e - a) + (r0 - a)) * ow;
-      float* dst_rows = static_cast<float*>(dst.raw()) + (i * oh + r0) * ow;
-      Tensor from = Tensor::view(src_rows, {r1 - r0, ow}, DType::F32, logits.device(), nullptr, "dpt.logits");
-      Tensor to = Tensor::view(dst_rows, {r1 - r0, ow}, DType::F32, dst.device(), nullptr, dst.name());
+      Tensor from = logits.offset_view((i * (e - a) + (r0 - a)) * ow, {r1 - r0, ow});
+      Tensor to = dst.offset_view((i * oh + r0) * ow, {r1 - r0, ow});
       activate(rs, from, to, sky);
     }
   }
@@ -149,9 +150,11 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
     rs.dump("path1", path);
     out1_->forward_into(ex, path, o1);
   }
-  // The full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of ~kBandBytes.
+  // On the CPU the full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of
+  // ~kBandBytes. A GPU has the memory and prefers fewer, larger launches: one band.
   const int64_t row_bytes = b * o1.dim(1) * ow * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = std::max<int64_t>(kBandBytes / std::max<int64_t>(row_bytes, 1), 16);
+  const int64_t rows = ex.ctx.device().is_cpu() ? std::max<int64_t>(kBandBytes / std::max<int64_t>(row_bytes, 1), 16)
+                                                 : oh;
   for (int64_t r0 = 0; r0 < oh; r0 += rows) band(rs, o1, r0, std::min(oh, r0 + rows), out);
   return out;
 }

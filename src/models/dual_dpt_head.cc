@@ -45,11 +45,8 @@ std::vector<layers::FeatureFusionBlock> fusion_chain(const ModelFile& mf, const 
   return chain;
 }
 
-// A view of `shape` starting `offset` floats into t's buffer (no copy).
-Tensor flat_view(const Tensor& t, int64_t offset, const Shape& shape) {
-  float* base = static_cast<float*>(const_cast<void*>(t.raw())) + offset;
-  return Tensor::view(base, shape, DType::F32, t.device(), nullptr, t.name());
-}
+// A view of `shape` starting `offset` elements into t's buffer (no copy).
+Tensor flat_view(const Tensor& t, int64_t offset, const Shape& shape) { return t.offset_view(offset, shape); }
 
 // Rows [row, row + rows) of plane `plane` of a [planes, h, w]-shaped buffer, as a [rows, w] view.
 Tensor plane_rows(const Tensor& t, int64_t plane, int64_t h, int64_t row, int64_t rows, int64_t w) {
@@ -76,6 +73,7 @@ DualDptHead::DualDptHead(const ModelFile& mf, const HeadConfig& h, int64_t in_di
   out2a_.emplace(mf, names::head(p, "scratch.out2a"), conv(f / 2, kHidden, 3, 1));
   out2b_.emplace(mf, names::head(p, "scratch.out2b"), conv(kHidden, 2, 1, 1));
   one_ = Tensor::from_vector({1}, {1.0f});
+  if (mf.placement() != nullptr) one_ = mf.placement()->place(one_, /*keep_f32=*/true);
   if (!h.has_aux) return;
   refine_aux_ = fusion_chain(mf, p, f, /*aux=*/true);
   const int64_t chans[kAuxConvs + 1] = {f, f / 2, f, f / 2, f, f / 2};

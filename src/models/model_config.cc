@@ -179,6 +179,10 @@ ModelConfig ModelConfig::from_file(const ModelFile& mf) {
           "must be 'depthanything2' or 'depthanything3'");
   const bool da3 = c.arch == names::kArchDA3;
   c.checkpoint_name = mf.get_string_or(key("checkpoint_name"), "");
+  if (mf.has_key(names::metric_key("vit.embed_dim")) && !mf.has_key(key("vit.embed_dim")))
+    DACPP_THROW(ErrorCode::Unsupported, "model '", mf.path(), "' ('", c.checkpoint_name, "') is the metric branch ",
+                "of a DA3 nested model (m_vit.* / m_head.*), which does not run alone: load the any-view file with ",
+                "this one as its metric model (CLI: -m ANYVIEW.gguf --metric-model ", mf.path(), ")");
   c.vit = parse_vit(mf, da3);
   c.head = parse_head(mf, da3);
   c.img = parse_img(mf, da3);

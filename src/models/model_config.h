@@ -17,7 +17,7 @@ enum class ModelKind {
   Da2,         // DA2 relative or metric: DINOv2 + DPTHead (depth_anything_v2/dpt.py)
   Da3Mono,     // DA3MONO-LARGE / DA3METRIC-LARGE: DINOv2 + DPT with sky head (model/dpt.py)
   Da3AnyView,  // DA3 S/B/L/G: alternating attention + DualDPT + cam_dec
-  Da3Nested,   // DA3NESTED: any-view giant + metric large (not implemented yet)
+  Da3Nested,   // DA3NESTED: any-view giant + metric large, aligned to metres (models/da3_nested_model.h)
 };
 const char* model_kind_name(ModelKind k);
 

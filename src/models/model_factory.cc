@@ -1,6 +1,7 @@
 #include "models/da2_model.h"
 #include "models/da3_any_view_model.h"
 #include "models/da3_mono_model.h"
+#include "models/da3_nested_model.h"
 #include "models/depth_model.h"
 
 namespace dacpp::models {
@@ -14,10 +15,10 @@ std::unique_ptr<DepthModel> create_model(const ModelFile& mf, const ModelConfig&
     case ModelKind::Da3AnyView:
       return std::make_unique<Da3AnyViewModel>(mf, cfg);
     case ModelKind::Da3Nested:
-      break;
+      return std::make_unique<Da3NestedModel>(mf, cfg);
   }
   DACPP_THROW(ErrorCode::Unsupported, "model '", mf.path(), "': ", model_kind_name(cfg.kind),
-              " models are not supported yet (DA2, DA3 mono/metric and DA3 any-view are)");
+              " is not a model kind this build knows");
 }
 
 }  // namespace dacpp::models

@@ -4,6 +4,7 @@
 
 #include "ops/permute.h"
 #include "ops/resize.h"
+#include "ops/transfer.h"
 
 namespace dacpp::models {
 
@@ -16,16 +17,16 @@ Tensor interpolate_pos_embed(ops::Context& ctx, const Tensor& patch_table, int64
               "pos-embed interpolation: table '", patch_table.name(), "' has shape ", shape_str(patch_table.shape()),
               ", expected [", grid * grid, ", E]");
   const int64_t e = patch_table.dim(1);
-  Tensor chw = Tensor::empty({1, e, grid, grid}, DType::F32, "pos_embed.chw");
+  Tensor chw = ops::empty(ctx, {1, e, grid, grid}, DType::F32, "pos_embed.chw");
   ops::permute(ctx, patch_table.reshape({1, grid, grid, e}), {0, 3, 1, 2}, chw);
-  Tensor up = Tensor::empty({1, e, gh, gw}, DType::F32, "pos_embed.resized");
+  Tensor up = ops::empty(ctx, {1, e, gh, gw}, DType::F32, "pos_embed.resized");
   // torch passes 1/scale_factor (computed in double) as the source step when a scale factor is given. Upstream's
   // offset is the Python double 0.1; the file stores it as f32, so round it back to 6 decimals first.
   const double off = std::round(static_cast<double>(offset) * 1e6) / 1e6;
   const double sh = off > 0 ? 1.0 / ((static_cast<double>(gh) + off) / static_cast<double>(grid)) : 0.0;
   const double sw = off > 0 ? 1.0 / ((static_cast<double>(gw) + off) / static_cast<double>(grid)) : 0.0;
   ops::resize_bicubic(ctx, chw, up, /*align_corners=*/false, sh, sw);
-  Tensor out = Tensor::empty({gh * gw, e}, DType::F32, "pos_embed.interpolated");
+  Tensor out = ops::empty(ctx, {gh * gw, e}, DType::F32, "pos_embed.interpolated");
   Tensor out4 = out.reshape({1, gh, gw, e});
   ops::permute(ctx, up, {0, 2, 3, 1}, out4);
   return out;
@@ -33,14 +34,16 @@ Tensor interpolate_pos_embed(ops::Context& ctx, const Tensor& patch_table, int64
 
 Tensor PosEmbedCache::get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw,
                           float offset) {
-  if (gh == grid && gw == grid) return patch_table;
+  if (gh == grid && gw == grid && patch_table.dtype() == ctx.act_dtype()) return patch_table;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->table == patch_table.raw() && it->gh == gh && it->gw == gw && it->offset == offset) {
       entries_.splice(entries_.begin(), entries_, it);
       return entries_.front().value;
     }
   }
-  Tensor v = interpolate_pos_embed(ctx, patch_table, grid, gh, gw, offset);
+  // Interpolated in f32 (the table is f32 on ctx's device), then kept in the activation dtype it is added in.
+  Tensor v = ops::to_act_dtype(
+      ctx, gh == grid && gw == grid ? patch_table : interpolate_pos_embed(ctx, patch_table, grid, gh, gw, offset));
   entries_.push_front(Entry{patch_table.raw(), gh, gw, offset, v});
   while (entries_.size() > capacity_) entries_.pop_back();
   return v;

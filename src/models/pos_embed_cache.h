@@ -24,8 +24,9 @@ class PosEmbedCache {
  public:
   explicit PosEmbedCache(size_t capacity = 8) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // The [gh·gw, E] patch table for grid gh×gw: `patch_table` itself when gh == gw == grid, else the
-  // interpolated table, computed once and kept (least recently used evicted beyond capacity).
+  // The [gh·gw, E] patch table for grid gh×gw in ctx.act_dtype(): `patch_table` (f32, on ctx's device) itself
+  // when gh == gw == grid on an f32 context, else the interpolated (and/or cast) table, computed once and kept
+  // (least recently used evicted beyond capacity).
   Tensor get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw, float offset);
 
   size_t size() const { return entries_.size(); }

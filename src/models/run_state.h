@@ -2,17 +2,19 @@
 // (layers::Exec), the Runner's per-shape caches, and an optional sink for per-stage dumps (parity tests).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
 #include "layers/exec.h"
 #include "models/pos_embed_cache.h"
 #include "models/reference_view.h"
+#include "ops/transfer.h"
 
 namespace dacpp::models {
 
 // Per-stage copies of intermediate tensors, by name ("feat0".."feat3", "rn1".."rn4", "depth", "sky").
-// Host copies: they outlive the forward's arena.
+// Host f32 copies (device activations are copied back): they outlive the forward's arena.
 struct ForwardDumps {
   std::map<std::string, Tensor> tensors;
   void put(const std::string& name, const Tensor& t) { tensors[name] = t.clone(); }
@@ -25,9 +27,13 @@ struct RunState {
   // DA3 any-view only: how to pick the reference view (S >= 3), and whether to run the DualDPT ray branch.
   RefViewStrategy ref_view = RefViewStrategy::SaddleBalanced;
   bool want_rays = false;
+  // DA3 any-view: replace the camera decoder's poses by the ray → pose solver's (pipeline/ray_pose.h, seeded with
+  // ray_pose_seed; needs the ray head). The rays are computed for it even when want_rays is false.
+  bool ray_pose = false;
+  uint64_t ray_pose_seed = 0;
 
   void dump(const std::string& name, const Tensor& t) const {
-    if (dumps != nullptr) dumps->put(name, t);
+    if (dumps != nullptr) dumps->put(name, ops::to_host_f32(ex.ctx, t));
   }
 };
 

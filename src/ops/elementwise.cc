@@ -33,7 +33,8 @@ cuda::UnaryKind to_cuda(Unary k) {
 void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "a", a);
-  check_dtype(ctx, op, "b", b, dt);
+  // b: a's dtype, or f32 (parameters stay f32 next to bf16 / f16 activations on a GPU).
+  check_dtype(ctx, op, "b", b, b.dtype() == DType::F32 ? DType::F32 : dt);
   check_dtype(ctx, op, "y", y, dt);
   check_shape(op, "y", y, a.shape());
   bool ok = b.rank() <= a.rank();

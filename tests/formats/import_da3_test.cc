@@ -218,7 +218,9 @@ TEST(ImportDa3, Mono) {
 TEST(ImportDa3, NestedBranches) {
   Da3Fixture fx;
   const std::string dir = fx.write_nested("NESTED");
-  const auto any = import_checkpoint(dir);
+  ImportOptions any_opt;
+  any_opt.nested_part = ImportOptions::NestedPart::AnyView;
+  const auto any = import_checkpoint(dir, any_opt);
   const std::string name = any->get_string(key("checkpoint_name"));
   EXPECT_EQ(name.substr(name.size() - 14), "NESTED-anyview") << name;
   expect_shape(*any, "vit.camera_token", {1, 2, E});
@@ -233,6 +235,13 @@ TEST(ImportDa3, NestedBranches) {
   expect_shape(*metric, "m_head.scratch.sky_out2b.weight", {1, 32, 1, 1});
   EXPECT_FALSE(metric->has_tensor("vit.camera_token"));
   EXPECT_FALSE(metric->has_key(key("vit.embed_dim")));
+  // The default: both branches in one index, each under its own names.
+  const auto both = import_checkpoint(dir);
+  EXPECT_EQ(both->get_string(key("checkpoint_name")).substr(name.size() - 14), "NESTED");
+  EXPECT_EQ(both->get_u32(key("m_vit.embed_dim")), 64u);
+  expect_shape(*both, "vit.camera_token", {1, 2, E});
+  expect_shape(*both, "m_head.scratch.sky_out2b.weight", {1, 32, 1, 1});
+  EXPECT_EQ(both->records().size(), any->records().size() + metric->records().size());
 }
 
 TEST(ImportDa3, Errors) {

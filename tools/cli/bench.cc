@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/device_flags.h"
 #include "core/error.h"
 #include "engine/model.h"
 #include "engine/runner.h"
@@ -27,6 +28,7 @@ struct BenchOptions {
   int runs = 10;
   int warmup = 2;
   int threads = 0;
+  DeviceFlags device;
   bool json = false;
 };
 
@@ -68,11 +70,14 @@ Command register_bench(CLI::App& app) {
   sub->add_option("--warmup", o->warmup, "Untimed warm-up runs (default 2)");
   sub->add_option("--threads", o->threads, "CPU threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print JSON");
+  add_device_flags(sub, o->device);
   return {sub, [o]() {
             DACPP_CHECK(o->batch >= 1 && o->batch <= 256, ErrorCode::InvalidArgument, "--batch must be 1..256");
             DACPP_CHECK(o->runs >= 1 && o->warmup >= 0, ErrorCode::InvalidArgument, "--runs >= 1, --warmup >= 0");
             const Clock::time_point t_load = Clock::now();
-            std::shared_ptr<const Model> model = Model::load(o->model);
+            LoadOptions lo;
+            apply_device_flags(o->device, lo);
+            std::shared_ptr<const Model> model = Model::load(o->model, lo);
             const double load_ms = ms_since(t_load);
             int h = 0, w = 0;
             parse_size(o->size, model->config().vit.patch_size, &h, &w);
@@ -99,7 +104,10 @@ Command register_bench(CLI::App& app) {
                                 {"runs", o->runs},     {"median_ms", median},
                                 {"min_ms", times.front()}, {"max_ms", times.back()},
                                 {"images_per_s", 1000.0 * o->batch / median},
-                                {"load_ms", load_ms},  {"peak_rss_mb", peak_rss_kb() / 1024.0}};
+                                {"load_ms", load_ms},  {"peak_rss_mb", peak_rss_kb() / 1024.0},
+                                {"device", device_name(model->device())},
+                                {"precision", dtype_name(model->act_dtype())},
+                                {"device_weight_mb", model->device_weight_bytes() / 1048576.0}};
             if (o->json) {
               std::printf("%s\n", j.dump(2).c_str());
             } else {

@@ -29,10 +29,15 @@ Command register_convert(CLI::App& app) {
                   "DA2 metric: output scale in metres (20 Hypersim, 80 VKITTI); default from the file name");
   sub->add_option("--name", opt->import.name, "checkpoint_name written to the file (default: source name)");
   sub->add_flag("--with-aux", opt->import.with_aux, "DA3 any-view: keep the ray (aux) head");
-  sub->add_flag("--nested-metric", opt->import.nested_metric, "DA3 nested: write the metric branch");
+  sub->add_flag("--nested-metric", opt->import.nested_metric,
+                "DA3 nested: write the metric branch (default: the any-view branch; depth-anything.cpp's two-file "
+                "layout, loaded together with `depth -m ANYVIEW.gguf --metric-model METRIC.gguf`)");
   return {sub, [opt]() {
             DACPP_CHECK(opt->import.max_depth >= 0, ErrorCode::InvalidArgument, "--max-depth must be >= 0, got ",
                         opt->import.max_depth);
+            // A GGUF holds one network of a nested checkpoint (depth-anything.cpp's layout): never both.
+            opt->import.nested_part = opt->import.nested_metric ? ImportOptions::NestedPart::Metric
+                                                                : ImportOptions::NestedPart::AnyView;
             std::shared_ptr<const ModelFile> m = import_checkpoint(opt->source, opt->import);
             write_gguf(*m, opt->output);
             std::fprintf(stderr, "dacpp: wrote %s (%zu tensors)\n", opt->output.c_str(), m->records().size());

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "engine/model.h"
+#include "engine/model_nested.h"
 #include "engine/runner.h"
 #include "io/image.h"
 #include "io/pose_json.h"
@@ -31,6 +32,7 @@ namespace {
 
 struct DepthOptions {
   std::string model;
+  std::string metric_model;
   std::vector<std::string> images;
   std::string out_dir = ".";
   bool pfm = false, png = false, npy = false, sky = false, json = false;
@@ -41,6 +43,8 @@ struct DepthOptions {
   float focal = 0;
   float max_depth = 0;
   bool views = false, conf = false, pose = false;
+  bool ray_pose = false;
+  uint64_t ray_pose_seed = 42;
   std::string ref_view = "saddle_balanced";
   ExportOptions exports;  // --ply / --glb / --colmap (depth_outputs.h)
 };
@@ -73,7 +77,10 @@ void validate(const DepthOptions& o, const Model& model, const OutputSelection& 
               ") is single-view; only DA3 any-view models run several views in one pass");
   DACPP_CHECK(!o.conf || caps.conf, ErrorCode::Unsupported, "--conf: model '", o.model, "' (", kind,
               ") has no confidence output; only DA3 any-view models do");
-  DACPP_CHECK(!o.pose || caps.pose, ErrorCode::Unsupported, "--pose: model '", o.model, "' (", kind,
+  DACPP_CHECK(!o.ray_pose || caps.rays, ErrorCode::Unsupported, "--ray-pose: model '", o.model, "' (", kind,
+              ") has no ray head (head.scratch.rn1_aux.*); only DA3 any-view models converted with the aux head ",
+              "(`dacpp convert --with-aux`, or a checkpoint folder) have one");
+  DACPP_CHECK(!o.pose || caps.pose || (o.ray_pose && caps.rays), ErrorCode::Unsupported, "--pose: model '", o.model, "' (", kind,
               ") has no pose head (camera decoder cam.*); only DA3 any-view models do");
   if (o.focal > 0)
     DACPP_CHECK(cfg.kind == models::ModelKind::Da3Mono && cfg.metric, ErrorCode::InvalidArgument,
@@ -155,6 +162,9 @@ Command register_depth(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("depth", "Estimate depth for images");
   sub->footer(kExitCodes);
   sub->add_option("-m,--model", o->model, "Model: .gguf, .pth checkpoint or checkpoint folder")->required();
+  sub->add_option("--metric-model", o->metric_model,
+                  "DA3 nested from two files (depth-anything.cpp layout): -m is the any-view file, this the metric "
+                  "branch (m_vit.* / m_head.*); depth in metres");
   sub->add_option("images", o->images, "Image files or folders of images")->required();
   sub->add_option("-o,--output", o->out_dir, "Output folder (created if missing)");
   sub->add_flag("--pfm", o->pfm, "Write <stem>.depth.pfm (float depth)");
@@ -174,12 +184,18 @@ Command register_depth(CLI::App& app) {
   sub->add_option("--ref-view", o->ref_view,
                   "DA3 any-view reference view (the world frame) for >= 3 views: saddle_balanced, first, middle, "
                   "saddle_sim_range");
+  sub->add_flag("--ray-pose", o->ray_pose,
+                "DA3 any-view: poses from the ray head (RANSAC, estimated principal point) instead of the camera "
+                "decoder; needs the ray head");
+  sub->add_option("--ray-pose-seed", o->ray_pose_seed, "Seed of the --ray-pose RANSAC draws (default 42)");
   add_export_flags(sub, o->exports);
   return {sub, [o]() {
             const OutputSelection sel = selection(*o);
             LoadOptions lo;
             lo.import.max_depth = o->max_depth;
-            std::shared_ptr<const Model> model = Model::load(o->model, lo);
+            lo.import.with_aux = o->ray_pose;  // a checkpoint folder keeps its ray head for --ray-pose
+            lo.metric_model = o->metric_model;
+            std::shared_ptr<const Model> model = load_model(o->model, lo);
             validate(*o, *model, sel);
             resolve_export_options(o->exports, *model, o->model, o->out_dir, o->views);
             const std::vector<std::string> inputs = expand_image_inputs(o->images);
@@ -195,6 +211,8 @@ Command register_depth(CLI::App& app) {
             run.resize_to_input = o->resize_to_input;
             run.focal_px = o->focal;
             run.ref_view_strategy = models::parse_ref_view_strategy(o->ref_view);
+            run.ray_pose = o->ray_pose;
+            run.ray_pose_seed = o->ray_pose_seed;
             if (o->views) return run_scene(*o, runner, run, inputs, sel);
             Progress progress(inputs.size(), /*enabled=*/inputs.size() > 1);
             nlohmann::json results = nlohmann::json::array();

@@ -21,7 +21,7 @@ namespace {
 
 int run(int argc, char** argv) {
   using namespace dacpp;
-  constexpr const char* kUsage = "usage: dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY]";
+  constexpr const char* kUsage = "usage: dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY] [--device cuda] [--precision bf16|f16|f32]";
   DACPP_CHECK(argc >= 4, ErrorCode::InvalidArgument, kUsage);
   RunOptions opt;
   LoadOptions lo;
@@ -31,6 +31,14 @@ int run(int argc, char** argv) {
       opt.want_rays = lo.import.with_aux = true;
     } else if (a == "--ref-view" && i + 1 < argc) {
       opt.ref_view_strategy = models::parse_ref_view_strategy(argv[++i]);
+    } else if (a == "--device" && i + 1 < argc) {
+      const std::string d = argv[++i];
+      DACPP_CHECK(d == "cpu" || d == "cuda", ErrorCode::InvalidArgument, "--device cpu|cuda, not '", d, "'");
+      lo.device = d == "cuda" ? Device::cuda(0) : Device::cpu();
+    } else if (a == "--precision" && i + 1 < argc) {
+      const std::string p = argv[++i];
+      DACPP_CHECK(p == "bf16" || p == "f16" || p == "f32", ErrorCode::InvalidArgument, "--precision bf16|f16|f32");
+      lo.precision = p == "bf16" ? DType::BF16 : p == "f16" ? DType::F16 : DType::F32;
     } else {
       DACPP_THROW(ErrorCode::InvalidArgument, "unknown argument '", a, "'; ", kUsage);
     }

@@ -1,6 +1,7 @@
 // unary and binary (add / mul with broadcasting of b against a) on f32 / bf16 / f16; f32 math throughout.
 // Same-shape and row-broadcast ([..., C] op [C]) cases use 16-byte vector loads when aligned; any other
 // broadcast goes through a collapsed-dims index walk (b's offset affine within each collapsed dim).
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -45,9 +46,10 @@ __global__ void unary_vec_kernel(const Vec16<T>* x, Vec16<T>* y, int64_t n) {
   }
 }
 
-// b indexed by i % bn (bn == n: same shape; bn == C: a row broadcast over the last dim).
-template <typename T, int K>
-__global__ void binary_mod_kernel(const T* a, const T* b, T* y, int64_t n, int64_t bn) {
+// b indexed by i % bn (bn == n: same shape; bn == C: a row broadcast over the last dim). b is of a's dtype, or f32
+// (a parameter such as LayerScale kept f32 next to bf16 / f16 activations).
+template <typename T, int K, typename TB = T>
+__global__ void binary_mod_kernel(const T* a, const TB* b, T* y, int64_t n, int64_t bn) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     y[i] = from_f32<T>(apply_binary<K>(to_f32(a[i]), to_f32(b[i % bn])));
 }
@@ -71,9 +73,8 @@ struct BcastDims {
   int64_t bstride[kMaxDims];  // b's element stride along each (0 where b broadcasts)
 };
 
-template <typename T, int K>
-__global__ void binary_general_kernel(const T* a, const T* b, T* y, int64_t n,
-                                      BcastDims g) {
+template <typename T, int K, typename TB = T>
+__global__ void binary_general_kernel(const T* a, const TB* b, T* y, int64_t n, BcastDims g) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rem = i, boff = 0;
     for (int d = g.ndim - 1; d >= 0; --d) {
@@ -150,29 +151,37 @@ int64_t trailing_match(const Shape& a, const Shape& b) {
   return n;
 }
 
-template <typename T, int K>
-void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
+template <typename T, int K, typename TB>
+void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
   const int64_t n = a.numel();
   const T* ap = static_cast<const T*>(a.raw());
-  const T* bp = static_cast<const T*>(b.raw());
+  const TB* bp = static_cast<const TB*>(b.raw());
   T* yp = static_cast<T*>(y.raw());
   const int64_t bn = trailing_match(a.shape(), b.shape());
   if (bn > 0) {
     constexpr int kN = Vec16<T>::kN;
-    if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
-      binary_mod_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
-          reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
-          reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
-      DACPP_CUDA_LAUNCH_CHECK("binary_mod_vec");
-    } else {
-      binary_mod_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, bn);
-      DACPP_CUDA_LAUNCH_CHECK("binary_mod");
+    if constexpr (std::is_same_v<T, TB>) {
+      if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
+        binary_mod_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
+            reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
+            reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
+        DACPP_CUDA_LAUNCH_CHECK("binary_mod_vec");
+        return;
+      }
     }
+    binary_mod_kernel<T, K, TB><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, bn);
+    DACPP_CUDA_LAUNCH_CHECK("binary_mod");
     return;
   }
   const BcastDims g = collapse(a.shape(), b.shape());
-  binary_general_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, g);
+  binary_general_kernel<T, K, TB><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, g);
   DACPP_CUDA_LAUNCH_CHECK("binary_general");
+}
+
+template <typename T, int K>
+void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
+  if (b.dtype() == DType::F32) return launch_binary_mixed<T, K, float>(c, a, b, y);
+  return launch_binary_mixed<T, K, T>(c, a, b, y);
 }
 
 template <typename T>
@@ -183,6 +192,8 @@ void append_kernels(std::vector<KernelInfo>& out, const char* tname) {
   add("binary_mod_add", reinterpret_cast<const void*>(&binary_mod_kernel<T, 0>));
   add("binary_mod_vec_add", reinterpret_cast<const void*>(&binary_mod_vec_kernel<T, 0>));
   add("binary_general_add", reinterpret_cast<const void*>(&binary_general_kernel<T, 0>));
+  add("binary_mod_add_f32b", reinterpret_cast<const void*>(&binary_mod_kernel<T, 0, float>));
+  add("binary_general_add_f32b", reinterpret_cast<const void*>(&binary_general_kernel<T, 0, float>));
 }
 
 }  // namespace
