@@ -14,12 +14,12 @@ STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(tests parity bench)
 has() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
-if has tests; then
+if has tests && [ -x $B/dacpp_gpu_tests ]; then
   $B/dacpp_gpu_tests --gtest_brief=1 > "$OUT/gpu_tests.txt" 2>&1; echo "gpu_tests rc=$?" >> "$OUT/gpu_tests.txt"
   tail -5 "$OUT/gpu_tests.txt"
 fi
 
-MODELS=(da2_vits da2_vitl)
+MODELS=(${MODELS:-da2_vits da2_vitl})
 if has parity; then
   python3 scripts/parity/full_size.py --out /tmp/fs --models "${MODELS[@]}" --threads "$(nproc)" > "$OUT/full_size.log" 2>&1
   for m in "${MODELS[@]}"; do
@@ -40,7 +40,7 @@ if has bench; then
       > /dev/null 2>&1 && $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; done
   python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
   for m in "${MODELS[@]}"; do
-    for p in bf16 f16 f32; do
+    for p in bf16 f16; do
       $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 --warmup 10 --json \
         > "$OUT/bench_${m}_$p.json" 2>&1
     done

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/crash_context.h"
+#include "core/log.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
 #include "pipeline/preprocess.h"
@@ -62,7 +63,9 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
       limits_(options.limits),
       ctx_(model_->device(), options.threads, options.prim_cache_capacity, model_->act_dtype()),
       arena_(make_runner_arena(ctx_)),
-      pos_cache_(options.pos_cache_capacity) {
+      pos_cache_(options.pos_cache_capacity),
+      graphs_(options.graph_cache_capacity),
+      cuda_graphs_(options.cuda_graphs) {
   validate_limits(limits_);
 }
 
@@ -82,7 +85,40 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   rs.ref_view = options.ref_view_strategy;
   rs.want_rays = options.want_rays;
   const Tensor x = input_to_device(ctx_, arena_, input);
-  return outputs_to_host(model_->net().forward(rs, x));
+  if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_) return outputs_to_host(model_->net().forward(rs, x));
+  const std::string key = str_cat(shape_str(x.shape()), dtype_name(x.dtype()), options.want_rays ? "+rays" : "",
+                                  static_cast<int>(options.ref_view_strategy));
+  return outputs_to_host(forward_graphed(rs, x, key));
+}
+
+models::ModelOutputs Runner::forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key) {
+  switch (graphs_.plan(key, x.raw())) {
+    case GraphCache::Plan::Eager:
+      return model_->net().forward(rs, x);
+    case GraphCache::Plan::Replay:
+      cuda::launch(ctx_.cuda(), *graphs_.entry().graph);
+      return graphs_.entry().outputs;
+    case GraphCache::Plan::Capture:
+      break;
+  }
+  const HostArena::Mark mark = arena_.mark();
+  cuda::begin_capture(ctx_.cuda());
+  try {
+    models::ModelOutputs out = model_->net().forward(rs, x);
+    graphs_.entry().graph = cuda::end_capture(ctx_.cuda());
+    graphs_.entry().outputs = out;
+    cuda::launch(ctx_.cuda(), *graphs_.entry().graph);  // capturing recorded the work; now run it
+    return out;
+  } catch (const Error& e) {
+    // Not capturable (a host synchronisation inside the forward): forget what the capture touched and run eagerly.
+    cuda::abort_capture(ctx_.cuda());
+    graphs_.entry().graph.reset();
+    graphs_.entry().runs = -1;
+    pos_cache_.clear();
+    arena_.rewind(mark);
+    log::info("CUDA graph capture of ", key, " failed (", e.what(), "); this geometry runs eagerly");
+    return model_->net().forward(rs, x);
+  }
 }
 
 ForwardResult Runner::forward(const Tensor& input, bool dump_stages, const RunOptions& options) {

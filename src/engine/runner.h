@@ -9,6 +9,7 @@
 #include "core/arena.h"
 #include "engine/depth_result.h"
 #include "engine/limits.h"
+#include "engine/graph_cache.h"
 #include "engine/model.h"
 #include "io/image.h"
 #include "models/pos_embed_cache.h"
@@ -23,6 +24,8 @@ struct RunnerOptions {
   size_t pos_cache_capacity = 8;  // interpolated pos-embed tables kept (one per input grid)
   size_t prim_cache_capacity = 512;  // oneDNN plans kept (LRU, per input shape and op)
   Limits limits;                  // resource bounds checked before each run (engine/limits.h)
+  bool cuda_graphs = true;        // CUDA: capture each input geometry's forward as a graph (engine/graph_cache.h)
+  size_t graph_cache_capacity = 4;  // CUDA graphs kept (LRU, one per input geometry)
 };
 
 struct RunOptions {
@@ -71,7 +74,7 @@ class Runner {
   std::vector<DepthResult> run_views(const std::vector<io::Image>& images, const RunOptions& options = {});
 
   // input: [B, 3, H, W] f32 host, normalised, H and W multiples of the patch size (DA3 any-view: B views of one
-  // scene). options: only ref_view_strategy and want_rays are used.
+  // scene). options: only ref_view_strategy, want_rays and ray_pose(_seed) are used.
   ForwardResult forward(const Tensor& input, bool dump_stages = false, const RunOptions& options = {});
 
   const Model& model() const { return *model_; }
@@ -82,12 +85,16 @@ class Runner {
   // The network outputs, as host f32 tensors (device outputs are copied back).
   models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);
   models::ModelOutputs outputs_to_host(models::ModelOutputs out);
+  // CUDA: eager the first time a geometry is seen, captured as a CUDA graph the second, replayed afterwards.
+  models::ModelOutputs forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key);
 
   std::shared_ptr<const Model> model_;
   Limits limits_;
   ops::Context ctx_;
   HostArena arena_;
   models::PosEmbedCache pos_cache_;
+  GraphCache graphs_;
+  bool cuda_graphs_ = true;
 };
 
 }  // namespace dacpp

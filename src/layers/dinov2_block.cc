@@ -42,11 +42,11 @@ Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const
       ls1_(optional_gamma(mf, names::vit_block(p, i, "ls1"), s.dim)),
       ls2_(optional_gamma(mf, names::vit_block(p, i, "ls2"), s.dim)) {}
 
-void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const std::vector<int32_t>* pos_yx) const {
+void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const Tensor* positions) const {
   // x: [B, N, C]
   ArenaScope scope(ex.arena);
   Tensor h = norm1_.forward(ex, x);
-  Tensor a = attn_.forward(ex, h, rope, pos_yx);
+  Tensor a = attn_.forward(ex, h, rope, positions);
   if (ls1_.defined()) ops::mul(ex.ctx, a, ls1_, a);
   ops::add(ex.ctx, x, a, x);
   norm2_.forward_into(ex, x, h);

@@ -31,9 +31,8 @@ class Dinov2Block {
   // vit_prefix: "vit" (or "m_vit"); index: the block number.
   Dinov2Block(const ModelFile& mf, const std::string& vit_prefix, int index, const Dinov2BlockSpec& spec);
 
-  // x: [B, N, C], updated in place (the residual stream). rope/pos_yx as in SelfAttention::forward.
-  void forward(Exec& ex, Tensor& x, const Rope2d* rope = nullptr,
-               const std::vector<int32_t>* pos_yx = nullptr) const;
+  // x: [B, N, C], updated in place (the residual stream). rope/positions as in SelfAttention::forward.
+  void forward(Exec& ex, Tensor& x, const Rope2d* rope = nullptr, const Tensor* positions = nullptr) const;
 
   const SelfAttention& attention() const { return attn_; }
 

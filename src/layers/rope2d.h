@@ -4,7 +4,7 @@
 // j < d/2, the angles concatenated twice: t·cos + rotate_half(t)·sin, rotate_half(t) = [−t₂, t₁].
 // Applied to q and k after qk-norm. Positions are supplied by the caller (local vs global blocks differ).
 //
-// Host implementation: x must be resident on the CPU (Backend error otherwise, naming the tensor).
+// The rotation itself is the op ops::rope2d (any device the op supports); this layer holds the frequency base.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,12 @@ class Rope2d {
  public:
   explicit Rope2d(float base = 100.0f) : base_(base) {}
 
-  // x: [B, H, N, D] f32, rotated in place. pos_yx: 2·N integers (row, column) per token, shared by every batch
-  // item and head. Throws InvalidArgument when D % 4 != 0, sizes disagree or a position is negative.
+  // x: [B, H, N, D] activation on ex's device, rotated in place. positions: [N, 2] i32 (row, column) per token on
+  // ex's device, shared by every batch item and head. Throws InvalidArgument when D % 4 != 0, sizes disagree or
+  // (on the CPU) a position is negative.
+  void apply(Exec& ex, Tensor& x, const Tensor& positions) const;
+
+  // Same, positions given as 2·N host integers: uploaded per call (tests, one-off use; models cache theirs).
   void apply(Exec& ex, Tensor& x, const std::vector<int32_t>& pos_yx) const;
 
   float base() const { return base_; }
@@ -27,5 +31,9 @@ class Rope2d {
  private:
   float base_;
 };
+
+// pos_yx (2·N integers, row then column per token) as an [N, 2] i32 tensor on ctx's device: a new owning host
+// tensor on the CPU, else a device tensor from ops::empty filled by ops::copy. InvalidArgument on an odd count.
+Tensor upload_positions(ops::Context& ctx, const std::vector<int32_t>& pos_yx);
 
 }  // namespace dacpp::layers

@@ -21,8 +21,7 @@ SelfAttention::SelfAttention(const ModelFile& mf, const SelfAttentionNames& name
               "': q-norm and k-norm must both be present or both absent");
 }
 
-Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope,
-                              const std::vector<int32_t>* pos_yx) const {
+Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const {
   // x: [B, N, C] → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D] → y: [B, N, C]
   DACPP_CHECK(x.rank() == 3 && x.dim(2) == dim_, ErrorCode::InvalidArgument, "attention: input '", x.name(),
               "' has shape ", shape_str(x.shape()), ", expected [B, N, ", dim_, "]");
@@ -41,9 +40,9 @@ Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope,
     k_norm_->forward_into(ex, k, k);
   }
   if (rope != nullptr) {
-    DACPP_CHECK(pos_yx != nullptr, ErrorCode::Internal, "attention: rope without positions");
-    rope->apply(ex, q, *pos_yx);
-    rope->apply(ex, k, *pos_yx);
+    DACPP_CHECK(positions != nullptr, ErrorCode::Internal, "attention: rope without positions");
+    rope->apply(ex, q, *positions);
+    rope->apply(ex, k, *positions);
   }
   Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));

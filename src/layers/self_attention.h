@@ -7,7 +7,6 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "layers/layer_norm.h"
 #include "layers/linear.h"
@@ -26,10 +25,9 @@ class SelfAttention {
 
   SelfAttention(const ModelFile& mf, const SelfAttentionNames& names, int64_t dim, int64_t num_heads);
 
-  // x: [B, N, C] → a new [B, N, C] activation. rope/pos_yx: rotate q and k by token positions (2·N values,
-  // row, column) when rope is non-null.
-  Tensor forward(Exec& ex, const Tensor& x, const Rope2d* rope = nullptr,
-                 const std::vector<int32_t>* pos_yx = nullptr) const;
+  // x: [B, N, C] → a new [B, N, C] activation. rope/positions: rotate q and k by token positions ([N, 2] i32
+  // (row, column) on ex's device) when rope is non-null.
+  Tensor forward(Exec& ex, const Tensor& x, const Rope2d* rope = nullptr, const Tensor* positions = nullptr) const;
 
   bool has_qk_norm() const { return q_norm_.has_value(); }
   int64_t num_heads() const { return heads_; }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "formats/tensor_names.h"
+#include "ops/transfer.h"
 
 namespace dacpp::models {
 namespace {
@@ -41,13 +42,14 @@ Tensor CameraDecoder::forward(RunState& rs, const Tensor& tokens) const {
               "camera decoder: tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [S, ",
               bb0_.in_features(), "]");
   const int64_t s = tokens.dim(0);
-  Tensor enc = ex.alloc({s, kEncoding}, "pose_enc");
+  Tensor enc = Tensor::empty({s, kEncoding}, DType::F32, "pose_enc");
   layers::ArenaScope scope(ex.arena);
   Tensor h = bb0_.forward(ex, tokens, ops::Activation::Relu);
   h = bb2_.forward(ex, h, ops::Activation::Relu);
-  Tensor t = fc_t_.forward(ex, h);
-  Tensor q = fc_q_.forward(ex, h);
-  Tensor fov = fc_fov_.forward(ex, h, ops::Activation::Relu);
+  // The three heads' outputs are a few floats per view: copied to the host (f32) and interleaved there.
+  const Tensor t = ops::to_host_f32(ex.ctx, fc_t_.forward(ex, h));
+  const Tensor q = ops::to_host_f32(ex.ctx, fc_q_.forward(ex, h));
+  const Tensor fov = ops::to_host_f32(ex.ctx, fc_fov_.forward(ex, h, ops::Activation::Relu));
   float* e = enc.data<float>();
   for (int64_t v = 0; v < s; ++v) {
     std::copy_n(t.data<float>() + v * 3, 3, e + v * kEncoding);

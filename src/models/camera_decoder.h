@@ -17,7 +17,8 @@ class CameraDecoder {
   // dim: the camera-token width 2E. Fetches and shape-checks all five layers (InvalidModel naming a missing one).
   CameraDecoder(const ModelFile& mf, int64_t dim);
 
-  // tokens: [S, D] → a new arena tensor [S, 9].
+  // tokens: [S, D] (activations on the device) → a new owning host f32 tensor [S, 9]: the MLP runs on the
+  // device, its three small outputs are copied back.
   Tensor forward(RunState& rs, const Tensor& tokens) const;
 
  private:

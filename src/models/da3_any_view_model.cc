@@ -1,6 +1,7 @@
 #include "models/da3_any_view_model.h"
 
 #include "core/crash_context.h"
+#include "ops/transfer.h"
 #include "pipeline/ray_pose.h"
 
 namespace dacpp::models {
@@ -48,8 +49,10 @@ ModelOutputs Da3AnyViewModel::forward(RunState& rs, const Tensor& images) const 
     crash::set_stage("ray_pose");
     pipeline::RayPoseOptions po;
     po.seed = rs.ray_pose_seed;
-    pipeline::RayPoseResult rp = pipeline::ray_pose(out.rays, out.ray_conf, static_cast<int>(h),
-                                                    static_cast<int>(w), po);
+    // The solver is host math: rays and confidences come back as f32 first (no-ops on the CPU).
+    pipeline::RayPoseResult rp =
+        pipeline::ray_pose(ops::to_host_f32(rs.ex.ctx, out.rays), ops::to_host_f32(rs.ex.ctx, out.ray_conf),
+                           static_cast<int>(h), static_cast<int>(w), po);
     out.extrinsics = rp.extrinsics;
     out.intrinsics = rp.intrinsics;
     rs.dump("extrinsics", out.extrinsics);

@@ -98,8 +98,8 @@ std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
   const int64_t p = cfg_.patch_size;
   const int64_t gh = images.dim(2) / p, gw = images.dim(3) / p;
   Tensor x = embed(rs, images, gh, gw);
-  const std::vector<int32_t> pos =
-      cfg_.rope_start != -1 ? detail::rope_positions(gh, gw, /*global=*/false) : std::vector<int32_t>();
+  const Tensor pos =
+      cfg_.rope_start != -1 ? rs.pos_cache.rope_positions(rs.ex.ctx, gh, gw, /*global=*/false, 1) : Tensor();
   std::vector<Tensor> feats;
   for (int i = 0; i < cfg_.depth; ++i) {
     const bool rope = block_rope_[static_cast<size_t>(i)];

@@ -11,6 +11,7 @@
 #include "models/dinov2.h"
 #include "models/dinov2_internal.h"
 #include "ops/permute.h"
+#include "ops/transfer.h"
 
 namespace dacpp::models {
 namespace {
@@ -25,6 +26,17 @@ void copy(layers::Exec& ex, const Tensor& src, Tensor& dst) {
 }
 
 bool is_global(const VitConfig& c, int i) { return c.alt_start != -1 && i >= c.alt_start && i % 2 == 1; }
+
+// The reference view chosen from each view's slot-0 token of x [S, N, E] (copied to the host, f32).
+int64_t reference_view(RunState& rs, const Tensor& x) {
+  const int64_t s = x.dim(0), n = x.dim(1), e = x.dim(2);
+  std::vector<float> cls(static_cast<size_t>(s * e));
+  for (int64_t v = 0; v < s; ++v) {
+    const Tensor row = ops::to_host_f32(rs.ex.ctx, rows_view(x, v * n, {1, e}));
+    std::copy_n(row.data<float>(), e, cls.data() + v * e);
+  }
+  return select_reference_view(cls.data(), s, e, rs.ref_view);
+}
 
 }  // namespace
 
@@ -67,16 +79,12 @@ Dinov2::ViewFeatures Dinov2::forward_views(RunState& rs, const Tensor& images) c
   Tensor x = embed(rs, images, gh, gw);  // [S, N, E]
   Tensor local = ex.alloc({s, n, e}, "vit.local");
   copy(ex, x, local);
-  const std::vector<int32_t> local_pos = detail::rope_positions(gh, gw, /*global=*/false);
-  const std::vector<int32_t> global_pos = detail::rope_positions(gh, gw, /*global=*/true, s);
+  const bool any_rope = cfg_.rope_start != -1;
+  const Tensor local_pos = any_rope ? rs.pos_cache.rope_positions(ex.ctx, gh, gw, /*global=*/false, 1) : Tensor();
+  const Tensor global_pos = any_rope ? rs.pos_cache.rope_positions(ex.ctx, gh, gw, /*global=*/true, s) : Tensor();
   size_t collected = 0;
   for (int i = 0; i < cfg_.depth; ++i) {
-    if (i == cfg_.alt_start - 1 && s >= kMinViewsForSelection) {
-      std::vector<float> cls(static_cast<size_t>(s * e));
-      for (int64_t v = 0; v < s; ++v)
-        std::copy_n(x.data<float>() + v * n * e, e, cls.data() + v * e);
-      out.ref_view = select_reference_view(cls.data(), s, e, rs.ref_view);
-    }
+    if (i == cfg_.alt_start - 1 && s >= kMinViewsForSelection) out.ref_view = reference_view(rs, x);
     if (i == cfg_.alt_start) write_camera_tokens(rs, x, out.ref_view);
     const bool rope = block_rope_[static_cast<size_t>(i)];
     const layers::Dinov2Block& blk = blocks_[static_cast<size_t>(i)];

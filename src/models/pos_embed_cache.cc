@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "layers/rope2d.h"
+#include "models/dinov2_internal.h"
 #include "ops/permute.h"
 #include "ops/resize.h"
 #include "ops/transfer.h"
@@ -46,6 +48,19 @@ Tensor PosEmbedCache::get(ops::Context& ctx, const Tensor& patch_table, int64_t 
       ctx, gh == grid && gw == grid ? patch_table : interpolate_pos_embed(ctx, patch_table, grid, gh, gw, offset));
   entries_.push_front(Entry{patch_table.raw(), gh, gw, offset, v});
   while (entries_.size() > capacity_) entries_.pop_back();
+  return v;
+}
+
+Tensor PosEmbedCache::rope_positions(ops::Context& ctx, int64_t gh, int64_t gw, bool global, int64_t views) {
+  for (auto it = positions_.begin(); it != positions_.end(); ++it) {
+    if (it->gh == gh && it->gw == gw && it->views == views && it->global == global) {
+      positions_.splice(positions_.begin(), positions_, it);
+      return positions_.front().value;
+    }
+  }
+  Tensor v = layers::upload_positions(ctx, detail::rope_positions(gh, gw, global, views));
+  positions_.push_front(PosEntry{gh, gw, views, global, v});
+  while (positions_.size() > 2 * capacity_) positions_.pop_back();
   return v;
 }
 

@@ -1,5 +1,7 @@
 // Position-embedding interpolation of DINOv2 (identical in DA2 and DA3, `interpolate_pos_encoding`), and the
-// bounded per-Runner cache of its results (design.md §3: caches are owned by a Runner, never global).
+// bounded per-Runner cache of its results (design.md §3: caches are owned by a Runner, never global). The same
+// cache keeps the per-grid RoPE position tensors of DA3 backbones (built on the host once, then resident on the
+// Runner's device).
 //
 // The stored table covers an M×M patch grid (M = 37). For a gh×gw grid other than exactly M×M, the patch part is
 // resized with bicubic (A = −0.75), align_corners=False, no antialias, and a *scale factor* of
@@ -29,9 +31,17 @@ class PosEmbedCache {
   // (least recently used evicted beyond capacity).
   Tensor get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw, float offset);
 
+  // RoPE positions [views·(1 + gh·gw), 2] i32 on ctx's device (models::detail::rope_positions: local or global
+  // blocks), built on the host and uploaded once per (gh, gw, global, views), kept like the tables (LRU, at most
+  // 2·capacity entries: a local and a global tensor per grid).
+  Tensor rope_positions(ops::Context& ctx, int64_t gh, int64_t gw, bool global, int64_t views);
+
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return capacity_; }
-  void clear() { entries_.clear(); }
+  void clear() {
+    entries_.clear();
+    positions_.clear();
+  }
 
  private:
   struct Entry {
@@ -40,8 +50,14 @@ class PosEmbedCache {
     float offset;
     Tensor value;
   };
+  struct PosEntry {
+    int64_t gh, gw, views;
+    bool global;
+    Tensor value;
+  };
   size_t capacity_;
-  std::list<Entry> entries_;  // most recently used first
+  std::list<Entry> entries_;        // most recently used first
+  std::list<PosEntry> positions_;  // most recently used first
 };
 
 }  // namespace dacpp::models

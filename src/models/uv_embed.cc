@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/copy.h"
 #include "ops/elementwise.h"
 
 namespace dacpp::models {
@@ -41,8 +42,10 @@ Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double as
   std::vector<float> omega(static_cast<size_t>(q));
   for (int64_t j = 0; j < q; ++j)
     omega[static_cast<size_t>(j)] = 1.0f / std::pow(kOmega0, static_cast<float>(j) / static_cast<float>(q));
-  Tensor pe = ex.alloc({c, rows, w}, "uv_embed");
-  float* d = pe.data<float>();
+  // Built on the host (in place on the CPU), then uploaded to the arena tensor on a device.
+  Tensor pe = ex.alloc_f32({c, rows, w}, "uv_embed");
+  Tensor host = pe.device().is_cpu() ? pe : Tensor::empty({c, rows, w}, DType::F32, "uv_embed.host");
+  float* d = host.data<float>();
   const int64_t plane = rows * w;
   for (int64_t j = 0; j < q; ++j) {
     const float om = omega[static_cast<size_t>(j)];
@@ -56,6 +59,7 @@ Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double as
         d[(3 * q + j) * plane + at] = std::cos(av) * kRatio;
       }
   }
+  if (!pe.device().is_cpu()) ops::copy(ex.ctx, host, pe);
   return pe;
 }
 

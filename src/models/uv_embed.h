@@ -12,11 +12,13 @@
 
 namespace dacpp::models {
 
-// Rows [row0, row0 + rows) of the embedding of a c × h × w map, ×0.1, as a new arena tensor [c, rows, w] (host).
+// Rows [row0, row0 + rows) of the embedding of a c × h × w map, ×0.1, as a new f32 arena tensor [c, rows, w] on
+// ex's device (computed on the host, then copied there).
 // Throws InvalidArgument when c % 4 != 0 or the rows fall outside [0, h).
 Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows);
 
-// x: [N, c, rows, w], rows [row0, row0 + rows) of an h-row map: x += embedding (in place).
+// x: [N, c, rows, w] (any activation dtype), rows [row0, row0 + rows) of an h-row map: x += embedding (f32, in
+// place).
 void add_uv_embedding(layers::Exec& ex, Tensor& x, int64_t h, double aspect, int64_t row0 = 0);
 
 }  // namespace dacpp::models

@@ -58,6 +58,12 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({1, 40, 37, 37, 70, 3, 3, 2, 1, true, false, dt});    // resize layer 3×3 s2
     out.push_back({2, 3, 70, 56, 100, 14, 14, 14, 0, true, false, dt}); // patch embed 14×14 s14
     out.push_back({1, 5, 9, 11, 7, 5, 3, 2, 2, true, true, dt});        // odd everything
+    // direct 3×3 kernel (bf16/f16): partial pixel tiles, partial channel tiles, 16-row and 8-row tiles
+    out.push_back({3, 32, 130, 150, 32, 3, 3, 1, 1, true, true, dt});   // 32-channel, 16-row tiles
+    out.push_back({2, 48, 33, 21, 80, 3, 3, 1, 1, true, false, dt});    // 3 chunks, O = 80 (partial 64 tile)
+    out.push_back({4, 64, 90, 70, 64, 3, 3, 1, 1, false, true, dt});    // 64-channel, 8-row tiles, no bias
+    out.push_back({8, 32, 100, 70, 64, 3, 3, 1, 1, true, false, dt});   // 64-channel, 8-row tiles, batch 8
+    out.push_back({1, 16, 9, 5, 24, 3, 3, 1, 1, true, false, dt});      // tiny image, one chunk
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -36,7 +37,7 @@ void expect_close(const std::string& what, const Tensor& got, const std::string&
   ASSERT_TRUE(got.defined()) << what;
   const double e = rel_l2(got, load_npy(kDir + "/" + ref_name + ".npy"));
   EXPECT_LE(e, kTol) << what;
-  std::printf("  nested %-12s rel L2 %.3g\n", what.c_str(), e);
+  if (std::getenv("DACPP_PARITY_VERBOSE") != nullptr) std::printf("  nested %-12s rel L2 %.3g\n", what.c_str(), e);
 }
 
 void expect_matches_official(const Model& model) {

@@ -2,11 +2,14 @@
 // head dim, the pair (t_j, t_{j+d/2}) is rotated by p·base^(−2j/d).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "core/arena.h"
 #include "layers/rope2d.h"
+#include "models/dinov2_internal.h"
+#include "models/pos_embed_cache.h"
 #include "models/model_test_util.h"
 
 namespace dacpp {
@@ -52,6 +55,44 @@ TEST(Rope2d, RejectsBadShapes) {
   EXPECT_THROW(layers::Rope2d().apply(ex, x, {0, 0, 1, 1}), Error);  // 6 % 4 != 0
   Tensor y = Tensor::zeros({1, 1, 2, 8});
   EXPECT_THROW(layers::Rope2d().apply(ex, y, {0, 0}), Error);  // 1 position for 2 tokens
+}
+
+TEST(Rope2d, TensorPositionsMatchVectorPositions) {
+  const int64_t n = 5, dd = 8;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> v(static_cast<size_t>(2 * n * dd));
+  for (float& x : v) x = nd(rng);
+  const std::vector<int32_t> pos = models::detail::rope_positions(2, 2, /*global=*/false);
+  ops::Context ctx(Device::cpu(), 1);
+  HostArena arena;
+  layers::Exec ex{ctx, arena};
+  Tensor a = Tensor::from_vector({1, 2, n, dd}, v), b = a.clone();
+  layers::Rope2d().apply(ex, a, pos);
+  const Tensor t = layers::upload_positions(ctx, pos);
+  ASSERT_EQ(t.shape(), (Shape{n, 2}));
+  EXPECT_EQ(t.dtype(), DType::I32);
+  layers::Rope2d().apply(ex, b, t);
+  EXPECT_EQ(testing::rel_l2(a, b), 0.0);
+  EXPECT_GT(testing::rel_l2(a, Tensor::from_vector({1, 2, n, dd}, v)), 1e-2);
+  EXPECT_THROW(layers::upload_positions(ctx, {0, 0, 1}), Error);  // not (row, column) pairs
+}
+
+TEST(Rope2d, PositionsCachedPerGridAndKind) {
+  ops::Context ctx(Device::cpu(), 1);
+  models::PosEmbedCache cache(1);
+  const Tensor local = cache.rope_positions(ctx, 2, 3, /*global=*/false, 1);
+  const Tensor global = cache.rope_positions(ctx, 2, 3, /*global=*/true, 2);
+  ASSERT_EQ(local.shape(), (Shape{7, 2}));
+  ASSERT_EQ(global.shape(), (Shape{14, 2}));
+  const std::vector<int32_t> want_local = models::detail::rope_positions(2, 3, false);
+  const std::vector<int32_t> want_global = models::detail::rope_positions(2, 3, true, 2);
+  EXPECT_TRUE(std::equal(want_local.begin(), want_local.end(), local.data<int32_t>()));
+  EXPECT_TRUE(std::equal(want_global.begin(), want_global.end(), global.data<int32_t>()));
+  EXPECT_EQ(cache.rope_positions(ctx, 2, 3, false, 1).raw(), local.raw());  // kept, not rebuilt
+  EXPECT_EQ(cache.rope_positions(ctx, 2, 3, true, 2).raw(), global.raw());
+  EXPECT_NE(cache.rope_positions(ctx, 3, 2, false, 1).raw(), local.raw());
+  EXPECT_EQ(cache.size(), 0u);  // pos-embed tables are counted apart
 }
 
 TEST(HostArenaMark, RewindFreesOnlyLaterAllocations) {

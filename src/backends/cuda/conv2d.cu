@@ -8,13 +8,18 @@
 //   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
+// 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) run the direct kernel of
+// conv3x3_tc.cuh instead; conv2d_generic (conv2d_variants.cuh) forces the implicit GEMM (benchmarks, tests).
 #include <climits>
+#include <cstdint>
 #include <type_traits>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/conv2d_variants.cuh"
+#include "backends/cuda/conv3x3_tc.cuh"
 #include "backends/cuda/mma_util.cuh"
 
 namespace dacpp::cuda {
@@ -230,15 +235,54 @@ void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias
   }
 }
 
-}  // namespace
+// The direct 3×3 kernel applies: bf16/f16, 3×3, stride 1, pad 1, C % 16 == 0, 16-byte aligned weights.
+bool direct3x3_applies(const Tensor& x, const Tensor& w, const ConvArgs& a) {
+  return x.dtype() != DType::F32 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.ph == 1 && a.pw == 1 &&
+         a.c % 16 == 0 && a.n <= 65535 && reinterpret_cast<uintptr_t>(w.raw()) % 16 == 0;
+}
 
-void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
-            Epilogue act) {
-  if (y.numel() == 0) return;
+template <typename T, int WM, int TH>
+void launch3x3(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
+               const ConvArgs& a) {
+  const bool pair_store = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 4 == 0;
+  conv3x3::Args d{a.c, a.h, a.w, a.o, (a.w + conv3x3::kTW - 1) / conv3x3::kTW, a.relu, pair_store ? 1 : 0};
+  const dim3 grid(static_cast<unsigned>(d.tiles_x * ((a.h + TH - 1) / TH)),
+                  static_cast<unsigned>((a.o + 32 * WM - 1) / (32 * WM)), static_cast<unsigned>(a.n));
+  constexpr int smem = conv3x3::smem_bytes<WM, TH>();
+  auto* kernel = &conv3x3::conv3x3_tc<T, WM, TH>;
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                   "conv3x3_tc: shared memory of ", smem, " bytes");
+  kernel<<<grid, conv3x3::kThreads, smem, st>>>(static_cast<const uint16_t*>(x.raw()),
+                                               static_cast<const uint16_t*>(w.raw()), bias,
+                                               static_cast<T*>(y.raw()), d);
+  DACPP_CUDA_LAUNCH_CHECK("conv3x3_tc");
+}
+
+// Variant choice (measured on H200, DA2 head / fusion shapes): O <= 32: 16-row tiles unless that leaves fewer than
+// two blocks per SM; O > 32: 64-channel 8-row tiles when they give at least one block per SM, else 32-channel
+// 8-row tiles. The 64-channel 16-row variant (register spills) is never faster there and is left to benchmarks.
+template <typename T>
+void dispatch3x3(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
+                 const ConvArgs& a) {
+  const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
+  const long long co64 = (a.o + 63) / 64, co32 = (a.o + 31) / 32;
+  const long long rows16 = tiles_x * ((a.h + 15) / 16) * a.n, rows8 = tiles_x * ((a.h + 7) / 8) * a.n;
+  cudaStream_t st = c.stream();
+  if (a.o <= 32) {
+    if (rows16 * co32 >= 2 * sms) return launch3x3<T, 1, 16>(st, x, w, bias, y, a);
+    return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
+  }
+  if (rows8 * co64 >= sms) return launch3x3<T, 2, 8>(st, x, w, bias, y, a);
+  return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
+}
+
+ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeometry& g, Epilogue act) {
   const int64_t per_image = x.dim(1) * x.dim(2) * x.dim(3);
-  DACPP_CHECK(per_image < INT_MAX && w.dim(0) < (1 << 24) && w.dim(1) * w.dim(2) * w.dim(3) < INT_MAX,
+  DACPP_CHECK(per_image < INT_MAX && y.dim(1) * y.dim(2) * y.dim(3) < INT_MAX && w.dim(0) < (1 << 24) &&
+                  w.dim(1) * w.dim(2) * w.dim(3) < INT_MAX,
               ErrorCode::Unsupported, "conv2d (cuda): x ", shape_str(x.shape()), " / w ", shape_str(w.shape()),
               " exceed the kernel's 32-bit index range");
+  DACPP_CHECK(act != Epilogue::Gelu, ErrorCode::Unsupported, "conv2d (cuda): GELU epilogue is not supported");
   ConvArgs a{};
   a.n = static_cast<int>(x.dim(0));
   a.c = static_cast<int>(x.dim(1));
@@ -256,20 +300,66 @@ void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
   a.k_total = a.c * a.kh * a.kw;
   a.p_total = static_cast<long long>(a.n) * a.oh * a.ow;
   a.relu = act == Epilogue::Relu ? 1 : 0;
-  DACPP_CHECK(act != Epilogue::Gelu, ErrorCode::Unsupported, "conv2d (cuda): GELU epilogue is not supported");
+  return a;
+}
+
+void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+              const ConvGeometry& g, Epilogue act, bool allow_direct) {
+  if (y.numel() == 0) return;
+  const ConvArgs a = make_args(x, w, y, g, act);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
+  const bool direct = allow_direct && direct3x3_applies(x, w, a);
   switch (x.dtype()) {
     case DType::F32:
       return launch<float>(c.stream(), x, w, bp, y, a);
     case DType::BF16:
+      if (direct) return dispatch3x3<__nv_bfloat16>(c, x, w, bp, y, a);
       return launch<__nv_bfloat16>(c.stream(), x, w, bp, y, a);
     case DType::F16:
+      if (direct) return dispatch3x3<__half>(c, x, w, bp, y, a);
       return launch<__half>(c.stream(), x, w, bp, y, a);
     default:
       break;
   }
   DACPP_THROW(ErrorCode::InvalidArgument, "conv2d (cuda): dtype ", dtype_name(x.dtype()), " is not supported");
+}
+
+}  // namespace
+
+void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
+            Epilogue act) {
+  run_conv(c, x, w, bias, y, g, act, true);
+}
+
+void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                      Epilogue act, int warps_m, int tile_rows) {
+  const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
+  DACPP_CHECK(direct3x3_applies(x, w, a) && a.oh == a.h && a.ow == a.w && (warps_m == 1 || warps_m == 2) &&
+                  (tile_rows == 8 || tile_rows == 16),
+              ErrorCode::InvalidArgument, "conv2d_direct3x3 (cuda): x ", shape_str(x.shape()), " / w ",
+              shape_str(w.shape()), " / variant ", warps_m, "x", tile_rows, " not supported");
+  if (y.numel() == 0) return;
+  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
+  c.make_current();
+  cudaStream_t st = c.stream();
+  const bool bf = x.dtype() == DType::BF16;
+  const int v = (warps_m - 1) * 2 + (tile_rows == 16 ? 1 : 0);
+  if (bf) {
+    if (v == 0) return launch3x3<__nv_bfloat16, 1, 8>(st, x, w, bp, y, a);
+    if (v == 1) return launch3x3<__nv_bfloat16, 1, 16>(st, x, w, bp, y, a);
+    if (v == 2) return launch3x3<__nv_bfloat16, 2, 8>(st, x, w, bp, y, a);
+    return launch3x3<__nv_bfloat16, 2, 16>(st, x, w, bp, y, a);
+  }
+  if (v == 0) return launch3x3<__half, 1, 8>(st, x, w, bp, y, a);
+  if (v == 1) return launch3x3<__half, 1, 16>(st, x, w, bp, y, a);
+  if (v == 2) return launch3x3<__half, 2, 8>(st, x, w, bp, y, a);
+  return launch3x3<__half, 2, 16>(st, x, w, bp, y, a);
+}
+
+void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                    const ConvGeometry& g, Epilogue act) {
+  run_conv(c, x, w, bias, y, g, act, false);
 }
 
 std::vector<KernelInfo> conv2d_kernels() {
@@ -279,6 +369,14 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_tc<f16,64>", reinterpret_cast<const void*>(&conv2d_tc<__half, 2>)},
       {"conv2d_tc<f16,32>", reinterpret_cast<const void*>(&conv2d_tc<__half, 1>)},
       {"conv2d_simt<f32>", reinterpret_cast<const void*>(&conv2d_simt<float>)},
+      {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16>)},
+      {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8>)},
+      {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16>)},
+      {"conv3x3_tc<bf16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 8>)},
+      {"conv3x3_tc<f16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 16>)},
+      {"conv3x3_tc<f16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 8>)},
+      {"conv3x3_tc<f16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 16>)},
+      {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
   };
 }
 

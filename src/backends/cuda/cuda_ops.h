@@ -41,6 +41,22 @@ void probe_all_kernels(CudaContext& ctx);
 // "NVIDIA H200 (sm_90, cuda:0)": for logs and errors.
 std::string describe(CudaContext& ctx);
 
+// ---- CUDA graphs (design.md §3): a forward captured once per input geometry, then replayed ----
+struct Graph;
+struct GraphDeleter {
+  void operator()(Graph* g) const noexcept;
+};
+using GraphPtr = std::unique_ptr<Graph, GraphDeleter>;
+// Starts capturing ctx's stream (this thread only). Until end_capture, enqueued work is recorded, not run; a
+// synchronizing call fails (Backend) and the caller must abort_capture.
+void begin_capture(CudaContext& ctx);
+// Ends the capture and instantiates the graph. Throws Backend with CUDA's reason when the capture was invalidated.
+GraphPtr end_capture(CudaContext& ctx);
+// Ends and discards a capture after a failure; safe when none is active.
+void abort_capture(CudaContext& ctx) noexcept;
+// Enqueues a replay of g on ctx's stream.
+void launch(CudaContext& ctx, const Graph& g);
+
 // ---- memory ----
 // A new uninitialised device tensor from ctx's caching allocator (256-byte aligned), owning its block.
 Tensor empty(CudaContext& ctx, const Shape& shape, DType dtype, std::string name = {});

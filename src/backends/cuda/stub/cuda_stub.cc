@@ -24,6 +24,12 @@ void synchronize(CudaContext&, const char*) { no_cuda("synchronize"); }
 void probe_all_kernels(CudaContext&) { no_cuda("kernel probe"); }
 std::string describe(CudaContext&) { no_cuda("describe"); }
 
+void GraphDeleter::operator()(Graph*) const noexcept {}
+void begin_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
+GraphPtr end_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
+void abort_capture(CudaContext&) noexcept {}
+void launch(CudaContext&, const Graph&) { no_cuda("CUDA graph launch"); }
+
 Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
 MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
 void release_cached(CudaContext&) { no_cuda("cuda::release_cached"); }

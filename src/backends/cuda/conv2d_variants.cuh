@@ -1,0 +1,18 @@
+// Host-only declarations of conv2d variants that bypass the shape dispatch of cuda::conv2d (cuda_ops_nn.h), for
+// benchmarks and kernel-equivalence tests. No CUDA syntax: includable from .cc files.
+#pragma once
+
+#include "backends/cuda/cuda_ops_nn.h"
+
+namespace dacpp::cuda {
+
+// cuda::conv2d restricted to the implicit-GEMM kernels (never the direct 3×3 kernel); same contract.
+void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                    const ConvGeometry& g, Epilogue act);
+
+// The direct 3×3 stride-1 pad-1 kernel forced to one variant: warps_m 1 (32 output channels per block) or 2 (64),
+// tile_rows 8 or 16. Throws InvalidArgument when the kernel does not apply (f32, C % 16 != 0, other geometry).
+void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                      Epilogue act, int warps_m, int tile_rows);
+
+}  // namespace dacpp::cuda
