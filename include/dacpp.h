@@ -75,7 +75,9 @@ const char* dacpp_last_error(void);
 /* ---- model ---- */
 
 typedef struct dacpp_model_params {
-  const char* device; /* "cpu" (default; NULL or "" mean the same); "cuda[:N]" is UNSUPPORTED in this version */
+  const char* device;    /* "cpu" (default; NULL or "" mean the same), "cuda", "cuda:N" or "auto"; a build without
+                          * CUDA answers UNSUPPORTED for "cuda", a missing GPU BACKEND */
+  const char* precision; /* GPU weights and activations: "bf16" (default; NULL or "" mean the same), "f16", "f32" */
 } dacpp_model_params;
 
 dacpp_model_params dacpp_model_default_params(void);

@@ -69,9 +69,8 @@ std::string encode_base64(const uint8_t* bytes, size_t size) {
   return out;
 }
 
-io::Image load_request_image(const std::string& src, const std::string& field) {
+std::vector<uint8_t> decode_image_payload(const std::string& src, const std::string& field) {
   DACPP_CHECK(!src.empty(), ErrorCode::InvalidArgument, field, " is empty: expected an image path or base64 data");
-  if (is_regular_file(src)) return io::load_image(src);
   std::string payload = src;
   if (payload.rfind("data:", 0) == 0) {
     const size_t comma = payload.find(',');
@@ -88,6 +87,13 @@ io::Image load_request_image(const std::string& src, const std::string& field) {
                 src.size(), " bytes) is neither an existing file nor base64 image data (", e.message(), ")");
   }
   DACPP_CHECK(!bytes.empty(), ErrorCode::InvalidArgument, field, " holds no image bytes");
+  return bytes;
+}
+
+io::Image load_request_image(const std::string& src, const std::string& field) {
+  DACPP_CHECK(!src.empty(), ErrorCode::InvalidArgument, field, " is empty: expected an image path or base64 data");
+  if (is_regular_file(src)) return io::load_image(src);
+  const std::vector<uint8_t> bytes = decode_image_payload(src, field);
   return io::load_image_from_memory(bytes.data(), bytes.size(), {}, field);
 }
 

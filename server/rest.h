@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "server/backend_core.h"
+#include "server/rest_json.h"
 
 namespace httplib {
 class Server;
@@ -34,12 +35,5 @@ class RestServer {
   std::thread thread_;
   int port_ = 0;
 };
-
-// The /v1/depth JSON body → DepthRequest (LocalAI's defaults: no include_* flag → depth, confidence, pose, sky).
-// Throws Error{InvalidArgument} for a malformed body.
-backend::DepthRequest depth_request_from_json(const std::string& body);
-std::string depth_response_to_json(const backend::DepthResponse& response);
-// LocalAI's error body: {"error":{"code":<http>,"message":"...","type":""}}.
-std::string error_to_json(int http_status, const std::string& message);
 
 }  // namespace dacpp::server

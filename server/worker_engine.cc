@@ -11,72 +11,11 @@
 #include "engine/ray_pose_options.h"
 #include "io/writers.h"
 #include "server/image_source.h"
+#include "server/load_settings.h"
 #include "server/scene_export.h"
 
 namespace dacpp::server {
 namespace {
-
-std::string resolve_model_path(const backend::ModelOptions& o) {
-  if (!o.modelfile().empty()) return o.modelfile();
-  DACPP_CHECK(!o.model().empty(), ErrorCode::InvalidArgument,
-              "LoadModel: neither ModelFile nor Model names a model file");
-  if (o.model()[0] == '/' || o.modelpath().empty()) return o.model();
-  return o.modelpath() + "/" + o.model();
-}
-
-int parse_int_option(const std::string& key, const std::string& value, int lo, int hi) {
-  size_t used = 0;
-  int v = 0;
-  try {
-    v = std::stoi(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  DACPP_CHECK(used == value.size() && !value.empty() && v >= lo && v <= hi, ErrorCode::InvalidArgument,
-              "LoadModel: option '", key, ":", value, "' must be an integer in ", lo, "..", hi);
-  return v;
-}
-
-struct LoadSettings {
-  RunOptions run;
-  RunnerOptions runner;
-  LoadOptions load;
-};
-
-bool parse_bool_option(const std::string& opt, const std::string& key, const std::string& value) {
-  DACPP_CHECK(value == "true" || value == "false", ErrorCode::InvalidArgument, "LoadModel: option '", opt,
-              "' must be ", key, ":true or ", key, ":false");
-  return value == "true";
-}
-
-LoadSettings parse_load_settings(const backend::ModelOptions& o) {
-  LoadSettings s;
-  s.runner.threads = std::max(0, o.threads());
-  for (const std::string& opt : o.options()) {
-    const size_t colon = opt.find(':');
-    const std::string key = opt.substr(0, colon);
-    const std::string value = colon == std::string::npos ? "" : opt.substr(colon + 1);
-    if (key == "size") {
-      s.run.size = parse_int_option(key, value, 14, 8192);
-    } else if (key == "threads") {
-      s.runner.threads = parse_int_option(key, value, 0, 4096);
-    } else if (key == "resize_to_input") {
-      DACPP_CHECK(value == "true" || value == "false", ErrorCode::InvalidArgument, "LoadModel: option '", opt,
-                  "' must be resize_to_input:true or resize_to_input:false");
-      s.run.resize_to_input = value == "true";
-    } else if (key == "metric_model") {
-      // DA3 nested, depth-anything.cpp's two files: the model is the any-view file, this the metric branch.
-      DACPP_CHECK(!value.empty(), ErrorCode::InvalidArgument, "LoadModel: option '", opt, "' names no file");
-      s.load.metric_model = value[0] == '/' || o.modelpath().empty() ? value : o.modelpath() + "/" + value;
-    } else if (key == "ray_pose") {
-      s.run.ray_pose = parse_bool_option(opt, key, value);
-      s.load.import.with_aux = s.run.ray_pose;
-    } else {
-      std::fprintf(stderr, "dacpp: warn: LoadModel: ignoring unknown option '%s'\n", opt.c_str());
-    }
-  }
-  return s;
-}
 
 void append_tensor(const Tensor& t, google::protobuf::RepeatedField<float>* out) {
   const float* p = t.data<float>();

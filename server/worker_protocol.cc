@@ -3,11 +3,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace dacpp::server {
 namespace {
+
+constexpr size_t kFrameChunkBytes = size_t{1} << 20;
 
 bool send_all(int fd, const char* p, size_t n, std::string* error) {
   while (n > 0) {
@@ -75,12 +78,19 @@ FrameStatus read_frame(int fd, google::protobuf::MessageLite* message, std::stri
              "-byte limit";
     return FrameStatus::Broken;
   }
-  std::string body(n, '\0');
-  r = recv_all(fd, body.data(), n, error);
-  if (r < 0) return FrameStatus::Broken;
-  if (static_cast<uint32_t>(r) < n) {
-    *error = "worker socket closed after " + std::to_string(r) + " of " + std::to_string(n) + " frame bytes";
-    return FrameStatus::Broken;
+  // The body grows as bytes arrive (kFrameChunkBytes at a time): a bogus length prefix from a broken peer costs
+  // what it actually sent, not the length it claims.
+  std::string body;
+  while (body.size() < n) {
+    const size_t have = body.size(), want = std::min<size_t>(n - have, kFrameChunkBytes);
+    body.resize(have + want);
+    r = recv_all(fd, body.data() + have, want, error);
+    if (r < 0) return FrameStatus::Broken;
+    if (static_cast<size_t>(r) < want) {
+      *error = "worker socket closed after " + std::to_string(have + static_cast<size_t>(r)) + " of " +
+               std::to_string(n) + " frame bytes";
+      return FrameStatus::Broken;
+    }
   }
   if (!message->ParseFromString(body)) {
     *error = "worker frame of " + std::to_string(n) + " bytes does not parse";

@@ -4,19 +4,17 @@
 #include <string>
 
 #include "capi/capi_handles.h"
+#include "engine/device_select.h"
 
 namespace dacpp::capi {
 namespace {
 
-// "cpu" (or NULL / "") runs; "cuda" / "cuda:N" is recognised but not served by this version's Model.
-void check_device(const char* device) {
-  if (device == nullptr || device[0] == '\0' || std::strcmp(device, "cpu") == 0) return;
-  const std::string d(device);
-  const bool cuda = d == "cuda" || (d.rfind("cuda:", 0) == 0 && d.size() > 5 &&
-                                    d.find_first_not_of("0123456789", 5) == std::string::npos);
-  DACPP_CHECK(!cuda, ErrorCode::Unsupported, "model load: device '", d,
-              "': this version runs models on the CPU only (device \"cpu\")");
-  DACPP_THROW(ErrorCode::InvalidArgument, "model load: device '", d, "' is not \"cpu\" or \"cuda[:N]\"");
+// NULL or "" mean "cpu"; otherwise engine/device_select.h's names.
+LoadOptions load_options(const dacpp_model_params& p) {
+  LoadOptions lo;
+  lo.device = p.device == nullptr || p.device[0] == '\0' ? Device::cpu() : parse_device(p.device);
+  lo.precision = p.precision == nullptr || p.precision[0] == '\0' ? DType::BF16 : parse_precision(p.precision);
+  return lo;
 }
 
 }  // namespace
@@ -31,6 +29,7 @@ extern "C" {
 dacpp_model_params dacpp_model_default_params(void) {
   dacpp_model_params p;
   p.device = "cpu";
+  p.precision = "bf16";
   return p;
 }
 
@@ -40,9 +39,9 @@ dacpp_status dacpp_model_load(const char* path, const dacpp_model_params* params
     require(out_model, "dacpp_model_load", "out_model");
     require(path, "dacpp_model_load", "path");
     const dacpp_model_params p = params != nullptr ? *params : dacpp_model_default_params();
-    dacpp::capi::check_device(p.device);
+    const dacpp::LoadOptions lo = dacpp::capi::load_options(p);
     auto handle = std::make_unique<dacpp_model>();
-    handle->model = dacpp::Model::load(path);
+    handle->model = dacpp::Model::load(path, lo);
     *out_model = handle.release();
   });
 }

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
+#include "engine/ray_pose_options.h"
 #include "pipeline/preprocess.h"
 #include "pipeline/view_batch.h"
 
@@ -84,9 +85,11 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   models::RunState rs{ex, pos_cache_, dumps};
   rs.ref_view = options.ref_view_strategy;
   rs.want_rays = options.want_rays;
+  apply_ray_pose_options(model_->config(), options, rs);
   const Tensor x = input_to_device(ctx_, arena_, input);
   if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_) return outputs_to_host(model_->net().forward(rs, x));
   const std::string key = str_cat(shape_str(x.shape()), dtype_name(x.dtype()), options.want_rays ? "+rays" : "",
+                                  options.ray_pose ? "+raypose" : "",
                                   static_cast<int>(options.ref_view_strategy));
   return outputs_to_host(forward_graphed(rs, x, key));
 }

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/depth_outputs.h"
+#include "cli/device_flags.h"
 #include "cli/image_inputs.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -32,6 +33,7 @@ namespace {
 
 struct DepthOptions {
   std::string model;
+  DeviceFlags device;
   std::string metric_model;
   std::vector<std::string> images;
   std::string out_dir = ".";
@@ -189,9 +191,11 @@ Command register_depth(CLI::App& app) {
                 "decoder; needs the ray head");
   sub->add_option("--ray-pose-seed", o->ray_pose_seed, "Seed of the --ray-pose RANSAC draws (default 42)");
   add_export_flags(sub, o->exports);
+  add_device_flags(sub, o->device);
   return {sub, [o]() {
             const OutputSelection sel = selection(*o);
             LoadOptions lo;
+            apply_device_flags(o->device, lo);
             lo.import.max_depth = o->max_depth;
             lo.import.with_aux = o->ray_pose;  // a checkpoint folder keeps its ray head for --ray-pose
             lo.metric_model = o->metric_model;

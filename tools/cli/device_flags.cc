@@ -1,41 +1,8 @@
 #include "cli/device_flags.h"
 
-#include "backends/cuda/cuda_ops.h"
-#include "core/error.h"
-#include "core/log.h"
+#include "engine/device_select.h"
 
 namespace dacpp::cli {
-namespace {
-
-bool gpu_answers() {
-  if (!cuda::built_with_cuda()) return false;
-  try {
-    cuda::create_context(0);
-    return true;
-  } catch (const Error& e) {
-    log::info("--device auto: no usable GPU (", e.what(), "); using the CPU");
-    return false;
-  }
-}
-
-Device parse_device(const std::string& s) {
-  if (s == "cpu") return Device::cpu();
-  if (s == "auto") return gpu_answers() ? Device::cuda(0) : Device::cpu();
-  if (s == "cuda") return Device::cuda(0);
-  if (s.rfind("cuda:", 0) == 0 && s.size() > 5 && s.size() <= 7 &&
-      s.find_first_not_of("0123456789", 5) == std::string::npos)
-    return Device::cuda(std::stoi(s.substr(5)));
-  DACPP_THROW(ErrorCode::InvalidArgument, "--device '", s, "': expected cpu, cuda, cuda:N or auto");
-}
-
-DType parse_precision(const std::string& s) {
-  if (s == "bf16") return DType::BF16;
-  if (s == "f16" || s == "fp16") return DType::F16;
-  if (s == "f32" || s == "fp32") return DType::F32;
-  DACPP_THROW(ErrorCode::InvalidArgument, "--precision '", s, "': expected bf16, f16 or f32");
-}
-
-}  // namespace
 
 void add_device_flags(CLI::App* sub, DeviceFlags& f) {
   sub->add_option("--device", f.device, "cpu (default), cuda, cuda:N or auto (the GPU when there is one)");
