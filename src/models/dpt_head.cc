@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/tensor_names.h"
+#include "models/dpt_common.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 #include "ops/resize.h"
@@ -15,27 +16,6 @@ constexpr float kHeadNormEps = 1e-5f;
 constexpr int64_t kHeadHidden = 32;  // head_features_2 upstream
 constexpr int64_t kBandBytes = int64_t{4} << 20;  // upsampled rows per band of the output stage
 
-layers::ConvSpec conv(int64_t in, int64_t out, int k, int stride, layers::Bias bias = layers::Bias::Required) {
-  layers::ConvSpec s;
-  s.in = in;
-  s.out = out;
-  s.kernel = k;
-  s.stride = stride;
-  s.pad = k / 2;
-  s.bias = bias;
-  return s;
-}
-
-// Spatial size after resize stage s for a gh×gw grid: ×4, ×2, ×1, conv 3×3 s2 p1.
-int64_t stage_size(int s, int64_t g) {
-  switch (s) {
-    case 0: return 4 * g;
-    case 1: return 2 * g;
-    case 2: return g;
-    default: return (g - 1) / 2 + 1;
-  }
-}
-
 }  // namespace
 
 DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string& p) : spec_(spec) {
@@ -44,22 +24,22 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
   const auto& oc = h.out_channels;
   if (h.has_norm) norm_.emplace(mf, names::head(p, "norm"), c, kHeadNormEps);
   for (int s = 0; s < 4; ++s) {
-    projects_.emplace_back(mf, names::head(p, "proj." + std::to_string(s)), conv(c, oc[s], 1, 1));
+    projects_.emplace_back(mf, names::head(p, "proj." + std::to_string(s)), detail::dpt_conv(c, oc[s], 1, 1));
     layer_rn_.emplace_back(mf, names::head(p, "scratch.layer" + std::to_string(s + 1) + "_rn"),
-                           conv(oc[s], f, 3, 1, layers::Bias::None));
+                           detail::dpt_conv(oc[s], f, 3, 1, layers::Bias::None));
   }
   resize0_.emplace(mf, names::head(p, "resize.0"), oc[0], oc[0], /*kernel=*/4);
   resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
-  resize3_.emplace(mf, names::head(p, "resize.3"), conv(oc[3], oc[3], 3, 2));
+  resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
   for (int level = 1; level <= 4; ++level)
     refine_.emplace_back(mf, names::head_rn(p, level, false, "rc1"), names::head_rn(p, level, false, "rc2"),
                          names::head_rn(p, level, false, "out"), f, /*lateral_unit=*/level != 4);
-  out1_.emplace(mf, names::head(p, "scratch.out1"), conv(f, f / 2, 3, 1));
-  out2a_.emplace(mf, names::head(p, "scratch.out2a"), conv(f / 2, kHeadHidden, 3, 1));
-  out2b_.emplace(mf, names::head(p, "scratch.out2b"), conv(kHeadHidden, 1, 1, 1));
+  out1_.emplace(mf, names::head(p, "scratch.out1"), detail::dpt_conv(f, f / 2, 3, 1));
+  out2a_.emplace(mf, names::head(p, "scratch.out2a"), detail::dpt_conv(f / 2, kHeadHidden, 3, 1));
+  out2b_.emplace(mf, names::head(p, "scratch.out2b"), detail::dpt_conv(kHeadHidden, 1, 1, 1));
   if (h.has_sky) {
-    sky2a_.emplace(mf, names::head(p, "scratch.sky_out2a"), conv(f / 2, kHeadHidden, 3, 1));
-    sky2b_.emplace(mf, names::head(p, "scratch.sky_out2b"), conv(kHeadHidden, 1, 1, 1));
+    sky2a_.emplace(mf, names::head(p, "scratch.sky_out2a"), detail::dpt_conv(f / 2, kHeadHidden, 3, 1));
+    sky2b_.emplace(mf, names::head(p, "scratch.sky_out2b"), detail::dpt_conv(kHeadHidden, 1, 1, 1));
   }
   if (spec.activation == DepthActivation::SigmoidMax) {
     max_depth_ = Tensor::from_vector({1}, {h.max_depth});
@@ -71,7 +51,7 @@ Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int
   // tokens: [B, P, C] → map: [B, C, gh, gw] → project: [B, oc_s, gh, gw] → resize → rn: [B, F, h_s, w_s]
   layers::Exec& ex = rs.ex;
   const int64_t b = tokens.dim(0), c = spec_.in_dim;
-  Tensor rn = ex.alloc({b, spec_.head.features, stage_size(s, gh), stage_size(s, gw)}, "dpt.rn");
+  Tensor rn = ex.alloc({b, spec_.head.features, detail::dpt_stage_size(s, gh), detail::dpt_stage_size(s, gw)}, "dpt.rn");
   layers::ArenaScope scope(ex.arena);
   Tensor t = tokens;
   if (norm_) t = norm_->forward(ex, tokens);
@@ -135,7 +115,7 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
   if (sky2a_) out.sky = ex.alloc({b, 1, oh, ow}, "sky");
   layers::ArenaScope scope(ex.arena);
   // path1 is at 2× rn1; o1 outlives the refinement temporaries (allocated before them).
-  Tensor o1 = ex.alloc({b, out1_->out_channels(), 2 * stage_size(0, gh), 2 * stage_size(0, gw)}, "dpt.out1");
+  Tensor o1 = ex.alloc({b, out1_->out_channels(), 2 * detail::dpt_stage_size(0, gh), 2 * detail::dpt_stage_size(0, gw)}, "dpt.out1");
   {
     layers::ArenaScope refine_scope(ex.arena);
     std::vector<Tensor> rn;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "formats/tensor_names.h"
+#include "models/dpt_common.h"
 #include "models/uv_embed.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
@@ -16,26 +17,6 @@ constexpr int64_t kHidden = 32;                      // head_features_2 upstream
 constexpr int64_t kRayChannels = 7;                  // 6 ray + 1 confidence
 constexpr int64_t kBandBytes = int64_t{4} << 20;     // upsampled rows per band of the main output stage
 constexpr int kAuxConvs = 5;
-
-layers::ConvSpec conv(int64_t in, int64_t out, int k, int stride, layers::Bias bias = layers::Bias::Required) {
-  layers::ConvSpec s;
-  s.in = in;
-  s.out = out;
-  s.kernel = k;
-  s.stride = stride;
-  s.pad = k / 2;
-  s.bias = bias;
-  return s;
-}
-
-int64_t stage_size(int s, int64_t g) {
-  switch (s) {
-    case 0: return 4 * g;
-    case 1: return 2 * g;
-    case 2: return g;
-    default: return (g - 1) / 2 + 1;
-  }
-}
 
 std::vector<layers::FeatureFusionBlock> fusion_chain(const ModelFile& mf, const std::string& p, int64_t f, bool aux) {
   std::vector<layers::FeatureFusionBlock> chain;
@@ -61,17 +42,17 @@ DualDptHead::DualDptHead(const ModelFile& mf, const HeadConfig& h, int64_t in_di
   const int64_t f = h.features;
   const auto& oc = h.out_channels;
   for (int s = 0; s < 4; ++s) {
-    projects_.emplace_back(mf, names::head(p, "proj." + std::to_string(s)), conv(in_dim, oc[s], 1, 1));
+    projects_.emplace_back(mf, names::head(p, "proj." + std::to_string(s)), detail::dpt_conv(in_dim, oc[s], 1, 1));
     layer_rn_.emplace_back(mf, names::head(p, "scratch.layer" + std::to_string(s + 1) + "_rn"),
-                           conv(oc[s], f, 3, 1, layers::Bias::None));
+                           detail::dpt_conv(oc[s], f, 3, 1, layers::Bias::None));
   }
   resize0_.emplace(mf, names::head(p, "resize.0"), oc[0], oc[0], /*kernel=*/4);
   resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
-  resize3_.emplace(mf, names::head(p, "resize.3"), conv(oc[3], oc[3], 3, 2));
+  resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
   refine_ = fusion_chain(mf, p, f, /*aux=*/false);
-  out1_.emplace(mf, names::head(p, "scratch.out1"), conv(f, f / 2, 3, 1));
-  out2a_.emplace(mf, names::head(p, "scratch.out2a"), conv(f / 2, kHidden, 3, 1));
-  out2b_.emplace(mf, names::head(p, "scratch.out2b"), conv(kHidden, 2, 1, 1));
+  out1_.emplace(mf, names::head(p, "scratch.out1"), detail::dpt_conv(f, f / 2, 3, 1));
+  out2a_.emplace(mf, names::head(p, "scratch.out2a"), detail::dpt_conv(f / 2, kHidden, 3, 1));
+  out2b_.emplace(mf, names::head(p, "scratch.out2b"), detail::dpt_conv(kHidden, 2, 1, 1));
   one_ = Tensor::from_vector({1}, {1.0f});
   if (mf.placement() != nullptr) one_ = mf.placement()->place(one_, /*keep_f32=*/true);
   if (!h.has_aux) return;
@@ -79,17 +60,17 @@ DualDptHead::DualDptHead(const ModelFile& mf, const HeadConfig& h, int64_t in_di
   const int64_t chans[kAuxConvs + 1] = {f, f / 2, f, f / 2, f, f / 2};
   for (int k = 0; k < kAuxConvs; ++k)
     out1_aux_.emplace_back(mf, names::head(p, "scratch.out1_aux." + std::to_string(k)),
-                           conv(chans[k], chans[k + 1], 3, 1));
-  out2a_aux_.emplace(mf, names::head(p, "scratch.out2a_aux"), conv(f / 2, kHidden, 3, 1));
+                           detail::dpt_conv(chans[k], chans[k + 1], 3, 1));
+  out2a_aux_.emplace(mf, names::head(p, "scratch.out2a_aux"), detail::dpt_conv(f / 2, kHidden, 3, 1));
   aux_ln_.emplace(mf, names::head(p, "scratch.out2_aux_ln"), kHidden, kHeadNormEps);
-  out2b_aux_.emplace(mf, names::head(p, "scratch.out2b_aux"), conv(kHidden, kRayChannels, 1, 1));
+  out2b_aux_.emplace(mf, names::head(p, "scratch.out2b_aux"), detail::dpt_conv(kHidden, kRayChannels, 1, 1));
 }
 
 Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const {
   // tokens: [S, P, 2E] → LN → map [S, 2E, gh, gw] → project → + UV → resize → rn: [S, F, h_s, w_s]
   layers::Exec& ex = rs.ex;
   const int64_t b = tokens.dim(0), c = in_dim_;
-  Tensor rn = ex.alloc({b, cfg_.features, stage_size(s, gh), stage_size(s, gw)}, "dualdpt.rn");
+  Tensor rn = ex.alloc({b, cfg_.features, detail::dpt_stage_size(s, gh), detail::dpt_stage_size(s, gw)}, "dualdpt.rn");
   layers::ArenaScope scope(ex.arena);
   Tensor t = norm_.forward(ex, tokens);
   Tensor map = ex.alloc({b, c, gh * gw}, "dualdpt.map");
@@ -172,7 +153,7 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
                 "dualdpt head: feature '", t.name(), "' has shape ", shape_str(t.shape()), ", expected [S, ",
                 gh * gw, ", ", in_dim_, "]");
   const int64_t b = feats[0].dim(0), oh = patch_ * gh, ow = patch_ * gw;
-  const int64_t fh = 2 * stage_size(0, gh), fw = 2 * stage_size(0, gw), half = cfg_.features / 2;
+  const int64_t fh = 2 * detail::dpt_stage_size(0, gh), fw = 2 * detail::dpt_stage_size(0, gw), half = cfg_.features / 2;
   DualHeadOutputs out;
   out.depth = ex.alloc({b, oh, ow}, "depth");
   out.conf = ex.alloc({b, oh, ow}, "depth_conf");
