@@ -27,6 +27,8 @@ run_one() {
   local extra=()
   # LoadModel warns on stderr for each unknown option key; keep libFuzzer's own report, drop the target's noise.
   [ "$t" = load_options ] && extra=(-close_fd_mask=2)
+  # A frame's length prefix alone must not make read_frame allocate what it claims (up to 1 GiB).
+  [ "$t" = worker_frame ] && extra=(-malloc_limit_mb=64)
   # One process per target (no -jobs: that forks workers logging to ./fuzz-N.log). -rss_limit_mb: a reader that allocates what a header claims (instead of checking it) shows up as an OOM crash.
   "$BUILD_DIR/tests/fuzz/fuzz_$t" "$BUILD_DIR/corpus/$t" "$ROOT/tests/fuzz/corpus/$t" \
     -max_total_time="$N" -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 \
