@@ -156,7 +156,13 @@ ModelKind detect_kind(const ModelFile& mf, const ModelConfig& c) {
   if (mf.has_key(names::metric_key("vit.embed_dim"))) return ModelKind::Da3Nested;
   // The plain DPT head (mono/metric) has no input norm; DualDPT (any-view) has one. Keying on the norm rather than
   // on the sky branch makes a mono file with a missing sky tensor or a misshapen output an InvalidModel naming it.
-  if (!c.head.has_norm) return ModelKind::Da3Mono;
+  if (!c.head.has_norm) {
+    // Any-view metadata (alternating attention, UV embedding) without the DualDPT input norm: the tensor is missing.
+    DACPP_CHECK(c.vit.alt_start == -1 && !c.head.pos_embed, ErrorCode::InvalidModel, "model '", mf.path(),
+                "': tensor '", names::head("head", "norm.weight"), "' is missing (the DualDPT head of a DA3 any-view "
+                "model, which metadata '", key("vit.alt_start"), "' / '", key("head.pos_embed"), "' declare)");
+    return ModelKind::Da3Mono;
+  }
   return ModelKind::Da3AnyView;
 }
 

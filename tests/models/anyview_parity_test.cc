@@ -211,7 +211,7 @@ TEST_F(AnyViewParity, MissingTensorsAreNamedAtLoad) {
   std::shared_ptr<const Model> full = load(true);
   for (const std::string name : {names::vit("vit", "camera_token"), names::vit_block("vit", 5, "attn_qnorm.weight"),
                                  names::cam("fc_q.bias"), names::head("head", "scratch.out2b_aux.weight"),
-                                 names::head_rn("head", 2, true, "rc1.c1.weight")}) {
+                                 names::head_rn("head", 2, true, "rc1.c1.weight"), names::head("head", "norm.weight")}) {
     std::vector<TensorRecord> kept;
     for (const TensorRecord& r : full->file().records())
       if (r.name != name) kept.push_back(r);
