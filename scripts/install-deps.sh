@@ -15,6 +15,7 @@ PACKAGES=(
   python3 python3-numpy  # independent NPY reader in the tests
   python3-grpcio python3-protobuf  # the dacpp-server end-to-end tests' gRPC client (tests/server)
   python3-meshio colmap  # independent PLY and COLMAP-model readers in the tests
+  python3-pil  # the export test crops its multi-view inputs from a sample image
   chromium chromium-driver  # headless browser test of the web viewer (tests/server/test_web_page.py)
 )
 # The Khronos glTF validator (npm) checks our GLB files; it goes into a folder outside the repository.

@@ -3,8 +3,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <vector>
 
 #include "formats/gguf_reader.h"
 #include "formats/tensor_names.h"
@@ -20,36 +18,6 @@ bool has_gguf_magic(const std::string& path) {
   char magic[4] = {};
   f.read(magic, 4);
   return f.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
-}
-
-// The ViT blocks of one network are uniform: a tensor present in some block (an optional bias, LayerScale) must be
-// present in all of them. The layers accept such tensors when present, so without this check a file missing one
-// block's bias would load and silently compute something else.
-void check_uniform_blocks(const ModelFile& mf, const models::ModelConfig& cfg) {
-  const std::string prefix = "vit.blk.";
-  const int depth = static_cast<int>(cfg.vit.depth);
-  std::map<std::string, std::vector<bool>> seen;  // suffix -> which blocks have it
-  for (const TensorRecord& r : mf.records()) {
-    if (r.name.compare(0, prefix.size(), prefix) != 0) continue;
-    const size_t dot = r.name.find('.', prefix.size());
-    if (dot == std::string::npos) continue;
-    const std::string idx = r.name.substr(prefix.size(), dot - prefix.size());
-    if (idx.empty() || idx.size() > 4 || idx.find_first_not_of("0123456789") != std::string::npos) continue;
-    const int b = std::stoi(idx);
-    if (b >= depth) continue;
-    auto& v = seen[r.name.substr(dot + 1)];
-    v.resize(static_cast<size_t>(depth), false);
-    v[static_cast<size_t>(b)] = true;
-  }
-  // qk-norm exists only from vit.qknorm_start on (DA3 any-view); those blocks are checked by the layers themselves.
-  const int qk_start = cfg.vit.qknorm_start;
-  for (const auto& [suffix, have] : seen)
-    for (int b = 0; b < depth; ++b) {
-      const bool qk = suffix.rfind("attn_qnorm", 0) == 0 || suffix.rfind("attn_knorm", 0) == 0;
-      if (qk && qk_start != -1) continue;
-      DACPP_CHECK(have[static_cast<size_t>(b)], ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", prefix,
-                  b, ".", suffix, "' is missing (other ViT blocks have '", suffix, "')");
-    }
 }
 
 }  // namespace
@@ -73,7 +41,6 @@ std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> f
               names::kGeneralArchitecture, "' = '", family, "': not a Depth Anything model (expected '",
               names::kArchitecture, "')");
   const models::ModelConfig cfg = models::ModelConfig::from_file(*file);
-  check_uniform_blocks(*file, cfg);
   std::shared_ptr<DevicePlacement> placement;
   if (options.device.kind != DeviceKind::Cpu) {
     placement = std::make_shared<DevicePlacement>(options.device, options.precision);

@@ -10,12 +10,14 @@
 //   - a bare `.safetensors` file of either family (detected from its keys; a DA3 file without config.json is
 //     classified by the presence of `camera_token`).
 // Every tensor is stored as f32 with its torch-order shape; names, metadata keys and types follow the spec.
-// Every source parameter is mapped or explicitly ignored (DA2 mask_token, DA3 cam_enc, the unused coarse levels
-// of the DualDPT aux head, and the whole aux head unless `with_aux`).
+// Every source parameter is mapped or explicitly ignored (DA2 mask_token, the unused coarse levels of the DualDPT aux
+// head, and the whole aux head unless `with_aux`). DA3 cam_enc (pose conditioning, not implemented) is not converted
+// but is validated like a mapped parameter: present, its exact shape, a float dtype, finite values.
 //
 // Errors (Error{InvalidModel} unless noted), all naming the checkpoint path:
-//   an unmapped parameter, a missing required parameter, a parameter of the wrong shape, an unknown model_name or
-//   a depth without an out_layers rule, a corrupt file (from the readers); NotFound for a missing path or file.
+//   an unmapped parameter, a missing required parameter, a parameter of the wrong shape, a cam_enc parameter of an
+//   integer dtype or holding NaN/Inf, an unknown model_name or a depth without an out_layers rule, a corrupt file
+//   (from the readers); NotFound for a missing path or file.
 #pragma once
 
 #include <memory>

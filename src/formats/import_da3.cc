@@ -2,6 +2,12 @@
 // (DualDPT head, camera token, qk-norm, cam_dec, GS head for giant), mono/metric large (DPT with a sky branch), and
 // nested giant + metric (`model.da3.*` + `model.da3_metric.*`, the metric branch under m_vit / m_head).
 // spec/models.md §1a, §1b, §1d; spec/gguf-compat.md §1.2-1.3.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "formats/dequant.h"
 #include "formats/import_internal.h"
 #include "formats/tensor_names.h"
 
@@ -70,6 +76,66 @@ void map_cam_dec(SourceIndex& src, const std::string& p, int64_t dim, ModelBuild
   b.set_u32(names::key("cam.dim_in"), static_cast<uint32_t>(dim));
 }
 
+// A parameter that is checked but not converted: a float dtype and finite values, else InvalidModel naming it.
+void check_float_finite(const SourceIndex& src, const TensorRecord& r) {
+  if (r.dtype != DType::F32 && r.dtype != DType::F16 && r.dtype != DType::BF16)
+    src.fail("parameter '" + r.name + "' has dtype " + dtype_name(r.dtype) + ", expected f32, f16 or bf16");
+  constexpr int64_t kChunk = 4096;
+  float buf[kChunk];
+  const int64_t n = shape_numel(r.shape);
+  const auto* bytes = static_cast<const uint8_t*>(r.data);
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    dequantize_row(r.dtype, bytes + dtype_nbytes(r.dtype, i0), buf, m);
+    for (int64_t i = 0; i < m; ++i)
+      if (!std::isfinite(buf[i]))
+        src.fail(str_cat("parameter '", r.name, "' holds a non-finite value (", buf[i], ") at flat index ", i0 + i,
+                         " of ", n, "; the weights are corrupt"));
+  }
+}
+
+// Pose conditioning (model/cam_enc.py CameraEnc: pose_branch Mlp(9 → E/2 → E), token_norm, a trunk of 4 ViT blocks
+// of width E with MLP ×4 and LayerScale, trunk_norm; E = the backbone width, since its output replaces the camera
+// token). Upstream runs it only when the caller gives poses, which dacpp does not implement, so it is never
+// converted (spec/gguf-compat.md §1.3). The official network builds it whenever it has cam_dec and its checkpoints
+// carry it, so a missing, misshapen, integer or non-finite parameter marks a corrupt checkpoint: each is checked
+// here, then dropped.
+constexpr int kCamEncBlocks = 4;
+
+void check_cam_enc(SourceIndex& src, const std::string& p, int64_t e) {
+  using Params = std::vector<std::pair<std::string, Shape>>;
+  const Params head = {
+      {"pose_branch.fc1.weight", {e / 2, 9}},
+      {"pose_branch.fc1.bias", {e / 2}},
+      {"pose_branch.fc2.weight", {e, e / 2}},
+      {"pose_branch.fc2.bias", {e}},
+      {"token_norm.weight", {e}},
+      {"token_norm.bias", {e}},
+      {"trunk_norm.weight", {e}},
+      {"trunk_norm.bias", {e}},
+  };
+  const Params block = {
+      {"norm1.weight", {e}},
+      {"norm1.bias", {e}},
+      {"attn.qkv.weight", {3 * e, e}},
+      {"attn.qkv.bias", {3 * e}},
+      {"attn.proj.weight", {e, e}},
+      {"attn.proj.bias", {e}},
+      {"ls1.gamma", {e}},
+      {"norm2.weight", {e}},
+      {"norm2.bias", {e}},
+      {"mlp.fc1.weight", {4 * e, e}},
+      {"mlp.fc1.bias", {4 * e}},
+      {"mlp.fc2.weight", {e, 4 * e}},
+      {"mlp.fc2.bias", {e}},
+      {"ls2.gamma", {e}},
+  };
+  for (const auto& [leaf, shape] : head) check_float_finite(src, src.take(p + leaf, shape));
+  for (int i = 0; i < kCamEncBlocks; ++i)
+    for (const auto& [leaf, shape] : block)
+      check_float_finite(src, src.take(p + "trunk." + std::to_string(i) + "." + leaf, shape));
+}
+
 void map_gs(SourceIndex& src, const std::string& p, int64_t dim_in, ModelBuilder& b) {
   HeadSpec gs;
   gs.src = p;
@@ -120,8 +186,10 @@ void map_any_view(SourceIndex& src, const std::string& prefix, const ImportOptio
     b.set_u32(names::key("head.aux_ray_dim"), 6);
     b.set_u32(names::key("head.aux_levels"), 4);
   }
-  if (src.has_prefix(prefix + "cam_dec.")) map_cam_dec(src, prefix + "cam_dec.", 2 * vd.embed, b);
-  src.ignore_prefix(prefix + "cam_enc.");  // pose conditioning: never converted (spec/gguf-compat.md §1.3)
+  if (src.has_prefix(prefix + "cam_dec.")) {
+    map_cam_dec(src, prefix + "cam_dec.", 2 * vd.embed, b);
+    check_cam_enc(src, prefix + "cam_enc.", vd.embed);
+  }
   if (src.has_prefix(prefix + "gs_head.")) map_gs(src, prefix + "gs_head.", 2 * vd.embed, b);
 }
 

@@ -30,6 +30,20 @@ bool is_metric_key(const std::string& k) {
   return starts_with(k, names::metric_key(""));
 }
 
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+// Branch-local names back to stored ones in a piece of message text. Tensor names are recognised where a message
+// spells them, right after a quote or an opening parenthesis.
+std::string to_stored_names(std::string text) {
+  for (const auto& [stored, local] : key_aliases()) replace_all(text, local, stored);
+  for (const auto& [stored, local] : kTensorAlias)
+    for (const char* before : {"'", "("}) replace_all(text, before + local, before + stored);
+  return text;
+}
+
 }  // namespace
 
 std::shared_ptr<const ModelFile> merge_nested(std::shared_ptr<const ModelFile> any_view,
@@ -58,6 +72,32 @@ std::shared_ptr<const ModelFile> merge_nested(std::shared_ptr<const ModelFile> a
   auto keep = std::make_shared<std::pair<std::shared_ptr<const ModelFile>, std::shared_ptr<const ModelFile>>>(
       std::move(any_view), std::move(metric));
   return std::make_shared<ModelFile>(path, std::move(meta), std::move(records), std::move(keep), bytes);
+}
+
+bool holds_metric_branch(const ModelFile& mf) {
+  for (const auto& kv : mf.metadata())
+    if (is_metric_key(kv.first)) return true;
+  for (const TensorRecord& r : mf.records())
+    if (is_metric_tensor(r.name)) return true;
+  return false;
+}
+
+bool is_metric_branch_only(const ModelFile& mf) {
+  for (const TensorRecord& r : mf.records())
+    if (!is_metric_tensor(r.name)) return false;
+  return true;
+}
+
+Error metric_branch_error(const Error& e, const std::string& branch_path) {
+  const std::string& m = e.message();
+  std::string out;
+  size_t from = 0;
+  for (size_t at = m.find(branch_path); !branch_path.empty() && at != std::string::npos;
+       at = m.find(branch_path, from)) {
+    out += to_stored_names(m.substr(from, at - from)) + branch_path;
+    from = at + branch_path.size();
+  }
+  return Error(e.code(), out + to_stored_names(m.substr(from)));
 }
 
 std::shared_ptr<const ModelFile> nested_branch(const ModelFile& mf, NestedBranch branch) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "core/error.h"
 #include "formats/model_file.h"
 
 namespace dacpp {
@@ -25,5 +26,16 @@ enum class NestedBranch { AnyView, Metric };
 // head.X (tensors and keys), plus the shared keys (arch, patch_size, img.*), checkpoint name "<name>-metric".
 // The weight placement of `mf` carries over.
 std::shared_ptr<const ModelFile> nested_branch(const ModelFile& mf, NestedBranch branch);
+
+// Whether `mf` holds a nested metric branch: any m_vit.* / m_head.* tensor or depthanything3.m_* key (so a merged file
+// missing one of them is still recognised as nested, and the missing item named).
+bool holds_metric_branch(const ModelFile& mf);
+// Whether every tensor of `mf` is a metric-branch tensor: depth-anything.cpp's metric-branch file alone.
+bool is_metric_branch_only(const ModelFile& mf);
+
+// An error raised while building the branch nested_branch(mf, Metric), re-worded with the names the file stores:
+// tensors 'vit.X' / 'head.X' → 'm_vit.X' / 'm_head.X', keys depthanything3.vit.X / head.X → depthanything3.m_vit.X /
+// m_head.X. The code is kept; the branch's path (`branch_path`) in the message is left as is.
+Error metric_branch_error(const Error& e, const std::string& branch_path);
 
 }  // namespace dacpp

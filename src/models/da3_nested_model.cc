@@ -42,8 +42,11 @@ Da3NestedModel::Da3NestedModel(const ModelFile& mf, const ModelConfig& cfg)
       any_file_(nested_branch(mf, NestedBranch::AnyView)),
       metric_file_(nested_branch(mf, NestedBranch::Metric)) {
   any_ = std::make_unique<Da3AnyViewModel>(*any_file_, branch_config(*any_file_, ModelKind::Da3AnyView, "any-view"));
-  metric_ = std::make_unique<Da3MonoModel>(*metric_file_,
-                                           branch_config(*metric_file_, ModelKind::Da3Mono, "metric"));
+  try {
+    metric_ = std::make_unique<Da3MonoModel>(*metric_file_, branch_config(*metric_file_, ModelKind::Da3Mono, "metric"));
+  } catch (const Error& e) {
+    throw metric_branch_error(e, metric_file_->path());  // names as stored: m_vit.* / m_head.*, not vit.* / head.*
+  }
   DACPP_CHECK(any_->config().has_camera_decoder || any_->config().head.has_aux, ErrorCode::InvalidModel, "model '",
               mf.path(), "': the nested any-view branch has no camera decoder (cam.*) and no ray head; the metric ",
               "alignment needs its intrinsics");

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <vector>
 
+#include "formats/nested_model_file.h"
 #include "formats/tensor_names.h"
 
 namespace dacpp::models {
@@ -46,6 +49,35 @@ void parse_ffn(const ModelFile& mf, VitConfig& v) {
   }
 }
 
+// The ViT blocks of one network are uniform: a tensor present in some block (an optional bias, LayerScale) must be
+// present in all of them. The layers accept such tensors when present, so without this check a file missing one
+// block's bias would load and silently compute something else. qk-norm exists only from vit.qknorm_start on (DA3
+// any-view); those blocks are checked by the layers themselves.
+void check_uniform_blocks(const ModelFile& mf, const VitConfig& v) {
+  const std::string prefix = names::vit("vit", "blk.");
+  const int depth = static_cast<int>(v.depth);
+  std::map<std::string, std::vector<bool>> seen;  // suffix -> which blocks have it
+  for (const TensorRecord& r : mf.records()) {
+    if (r.name.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t dot = r.name.find('.', prefix.size());
+    if (dot == std::string::npos) continue;
+    const std::string idx = r.name.substr(prefix.size(), dot - prefix.size());
+    if (idx.empty() || idx.size() > 4 || idx.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int b = std::stoi(idx);
+    if (b >= depth) continue;
+    auto& have = seen[r.name.substr(dot + 1)];
+    have.resize(static_cast<size_t>(depth), false);
+    have[static_cast<size_t>(b)] = true;
+  }
+  for (const auto& [suffix, have] : seen)
+    for (int b = 0; b < depth; ++b) {
+      const bool qk = suffix.rfind("attn_qnorm", 0) == 0 || suffix.rfind("attn_knorm", 0) == 0;
+      if (qk && v.qknorm_start != -1) continue;
+      DACPP_CHECK(have[static_cast<size_t>(b)], ErrorCode::InvalidModel, "model '", mf.path(), "': tensor '", prefix, b,
+                  ".", suffix, "' is missing (other ViT blocks have '", suffix, "')");
+    }
+}
+
 void parse_out_layers(const ModelFile& mf, VitConfig& v) {
   const std::string k = key("vit.out_layers");
   const std::vector<int32_t> ol = mf.get_i32_array(k);
@@ -80,7 +112,10 @@ VitConfig parse_vit(const ModelFile& mf, bool da3) {
   int* starts[] = {&v.alt_start, &v.rope_start, &v.qknorm_start};
   const char* start_keys[] = {"vit.alt_start", "vit.rope_start", "vit.qknorm_start"};
   for (size_t i = 0; i < 3; ++i) {
-    *starts[i] = mf.get_i32_or(key(start_keys[i]), -1);
+    // Alternating attention (DA3 any-view) comes with RoPE and qk-norm upstream: their starts must be stated, as the
+    // default -1 (off) would build another network.
+    const bool required = i > 0 && v.alt_start != -1;
+    *starts[i] = required ? mf.get_i32(key(start_keys[i])) : mf.get_i32_or(key(start_keys[i]), -1);
     require(*starts[i] >= -1 && *starts[i] < v.depth, mf, key(start_keys[i]), *starts[i],
             "must be -1 (off) or a block index < vit.depth");
   }
@@ -153,7 +188,7 @@ ImageConfig parse_img(const ModelFile& mf, bool da3) {
 
 ModelKind detect_kind(const ModelFile& mf, const ModelConfig& c) {
   if (c.arch == names::kArchDA2) return ModelKind::Da2;
-  if (mf.has_key(names::metric_key("vit.embed_dim"))) return ModelKind::Da3Nested;
+  if (holds_metric_branch(mf)) return ModelKind::Da3Nested;
   // The plain DPT head (mono/metric) has no input norm; DualDPT (any-view) has one. Keying on the norm rather than
   // on the sky branch makes a mono file with a missing sky tensor or a misshapen output an InvalidModel naming it.
   if (!c.head.has_norm) {
@@ -185,7 +220,7 @@ ModelConfig ModelConfig::from_file(const ModelFile& mf) {
           "must be 'depthanything2' or 'depthanything3'");
   const bool da3 = c.arch == names::kArchDA3;
   c.checkpoint_name = mf.get_string_or(key("checkpoint_name"), "");
-  if (mf.has_key(names::metric_key("vit.embed_dim")) && !mf.has_key(key("vit.embed_dim")))
+  if (holds_metric_branch(mf) && is_metric_branch_only(mf))
     DACPP_THROW(ErrorCode::Unsupported, "model '", mf.path(), "' ('", c.checkpoint_name, "') is the metric branch ",
                 "of a DA3 nested model (m_vit.* / m_head.*), which does not run alone: load the any-view file with ",
                 "this one as its metric model (CLI: -m ANYVIEW.gguf --metric-model ", mf.path(), ")");
@@ -209,7 +244,12 @@ ModelConfig ModelConfig::from_file(const ModelFile& mf) {
             "an any-view model needs alternating attention (alt_start >= 1) with cat_token");
     require(!c.head.has_sky, mf, key("arch"), c.arch, "a DualDPT head has no sky branch");
   }
-  c.has_camera_decoder = mf.has_tensor(names::cam("bb0.weight"));
+  // Any camera-decoder tensor declares the decoder, so one missing tensor is named rather than turning pose off.
+  const std::string cam_prefix = names::cam("");
+  c.has_camera_decoder = std::any_of(mf.records().begin(), mf.records().end(), [&](const TensorRecord& r) {
+    return r.name.compare(0, cam_prefix.size(), cam_prefix) == 0;
+  });
+  check_uniform_blocks(mf, c.vit);
   return c;
 }
 

@@ -74,12 +74,14 @@ struct ModelConfig {
   VitConfig vit;
   HeadConfig head;
   ImageConfig img;
-  bool has_camera_decoder = false;  // cam.bb0.weight present (DA3 any-view pose head)
+  bool has_camera_decoder = false;  // any cam.* tensor present (DA3 any-view pose head; then all are required)
 
   ModelCapabilities capabilities() const;
 
-  // Parses and validates. Throws InvalidModel naming the key/tensor and value, Unsupported for a well-formed
-  // model version this build does not implement yet is *not* raised here (the factory does).
+  // Parses and validates, including that the ViT blocks are uniform (an optional tensor such as a bias or LayerScale
+  // in some block must be in all). Throws InvalidModel naming the key/tensor and value; Unsupported for the metric
+  // branch of a nested model alone. Unsupported for a well-formed model version this build does not implement yet is
+  // *not* raised here (the factory does).
   static ModelConfig from_file(const ModelFile& mf);
 };
 

@@ -16,6 +16,7 @@ IMG="$FX/images/plain.jpg"  # 48x32
 
 missing=()
 python3 -c 'import meshio, numpy' 2>/dev/null || missing+=("python3-meshio")
+python3 -c 'import PIL' 2>/dev/null || missing+=("python3-pil")
 command -v colmap >/dev/null || missing+=("colmap")
 command -v node >/dev/null || missing+=("nodejs")
 [ -f "$TOOLS/node/node_modules/gltf-validator/package.json" ] || missing+=("gltf-validator (npm)")

@@ -1,10 +1,16 @@
 // Corrupt-model matrix (issue "Never crash" item 4). For every model class we implement (DA2 relative, DA2 metric,
-// DA3 mono, DA3 metric), built in memory from the tiny fixtures: each tensor removed in turn, each metadata key
-// removed in turn, each tensor's shape perturbed, each tensor given an integer dtype, NaN and Inf in each weight.
+// DA3 mono, DA3 metric, DA3 any-view, DA3 giant with SwiGLU, DA3 nested), built in memory from the tiny fixtures:
+// each tensor removed in turn, each metadata key removed in turn, each tensor's shape perturbed, each tensor given an
+// integer dtype, NaN and Inf in each weight. DA3 nested is also loaded as depth-anything.cpp's two files (any-view +
+// metric branch), each corrupted in turn. The pose-conditioning parameters of a DA3 any-view checkpoint (cam_enc,
+// not converted: inference never uses them) are corrupted in the checkpoint itself, as they are validated at import.
 // Plus whole-file cases: a well-formed GGUF of another family, a 0-byte file, a GGUF claiming 64 GiB of data.
 // Every case must end in Error{InvalidModel} at load whose message names the item — never a crash, never a load
 // that quietly succeeds on a tensor the network uses.
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -16,9 +22,12 @@
 #include <vector>
 
 #include "engine/model.h"
+#include "formats/checkpoint_test_util.h"
 #include "formats/gguf_reader.h"
 #include "formats/gguf_writer.h"
 #include "formats/import.h"
+#include "formats/nested_model_file.h"
+#include "formats/safetensors_reader.h"
 
 namespace dacpp {
 namespace {
@@ -34,7 +43,15 @@ const ModelCase kCases[] = {
     {"da2_metric", "/models/da2_tiny_metric/da2_tiny_metric_hypersim.pth"},
     {"da3_mono", "/models/da3mono_tiny"},
     {"da3_metric", "/models/da3metric_tiny"},
+    {"da3_any_view", "/models/da3small_tiny"},
+    {"da3_giant", "/models/da3giant_tiny"},    // SwiGLU FFN, f16 checkpoint
+    {"da3_nested", "/models/da3nested_tiny"},  // one checkpoint: any-view + metric branch in one index
 };
+
+// Tensors the network does not read, so they may be absent. The only tolerated ones are those upstream checkpoints
+// carry but inference never touches: the deepest DPT fusion block's first residual unit (refinenet4 has no skip
+// input, so resConfUnit1 is never called; DA2 files keep it).
+bool tolerated_unused(const std::string& name) { return name.rfind("head.scratch.rn4.rc1.", 0) == 0; }
 
 // A mutable copy of a ModelFile's index. Unchanged records keep pointing into the base file's data; changed ones
 // point into buffers owned by the variant. build() ties both lifetimes to the new ModelFile.
@@ -138,12 +155,9 @@ class CorruptModel : public ::testing::TestWithParam<ModelCase> {
 };
 
 TEST_P(CorruptModel, EachTensorRemovedIsNamed) {
-  // Tensors the network does not read may be absent; anything else must be named when missing. The only
-  // tolerated ones are those upstream checkpoints carry but inference never touches: the deepest DPT fusion
-  // block's first residual unit (refinenet4 has no skip input, so resConfUnit1 is never called).
   for (const std::string& name : unused_)
-    EXPECT_TRUE(name.rfind("head.scratch.rn4.rc1.", 0) == 0)
-        << GetParam().label << ": '" << name << "' is in the file but loads fine without it";
+    EXPECT_TRUE(tolerated_unused(name)) << GetParam().label << ": '" << name << "' is in the file but loads fine "
+                                        << "without it";
   ASSERT_GT(used().size(), 20u);
   for (size_t i : used()) {
     Variant v(base_);
@@ -208,6 +222,157 @@ TEST_P(CorruptModel, NonFiniteWeightIsNamed) {
 
 INSTANTIATE_TEST_SUITE_P(AllClasses, CorruptModel, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<ModelCase>& p) { return std::string(p.param.label); });
+
+// ---- DA3 nested as depth-anything.cpp's two files (engine/model_nested.h), each corrupted in turn ----
+
+class CorruptNestedFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string dir = std::string(DACPP_FIXTURES_DIR) + "/models/da3nested_tiny";
+    ImportOptions o;
+    o.nested_part = ImportOptions::NestedPart::AnyView;
+    files_[0] = import_checkpoint(dir, o);
+    o.nested_part = ImportOptions::NestedPart::Metric;
+    files_[1] = import_checkpoint(dir, o);
+    ASSERT_TRUE(load_pair(files_[0], files_[1]).loaded) << load_pair(files_[0], files_[1]).message;
+  }
+
+  static Outcome load_pair(std::shared_ptr<const ModelFile> any_view, std::shared_ptr<const ModelFile> metric) {
+    return try_load([&] { Model::from_file(merge_nested(any_view, metric)); });
+  }
+  // The pair with file k (0 any-view, 1 metric branch) replaced by the variant.
+  Outcome load_with(int k, const Variant& v) const {
+    return k == 0 ? load_pair(v.build(), files_[1]) : load_pair(files_[0], v.build());
+  }
+
+  std::shared_ptr<const ModelFile> files_[2];
+};
+
+TEST_F(CorruptNestedFiles, EachTensorRemovedIsNamed) {
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_GT(files_[k]->records().size(), 100u);
+    for (size_t i = 0; i < files_[k]->records().size(); ++i) {
+      Variant v(files_[k]);
+      const std::string name = v.records()[i].name;
+      v.records().erase(v.records().begin() + static_cast<long>(i));
+      const Outcome o = load_with(k, v);
+      if (o.loaded && tolerated_unused(name)) continue;
+      expect_invalid_model(o, str_cat("file ", k, " without ", name), {name});
+    }
+  }
+}
+
+TEST_F(CorruptNestedFiles, EachRequiredKeyRemovedIsNamed) {
+  for (int k = 0; k < 2; ++k) {
+    int required = 0;
+    for (const auto& kv : files_[k]->metadata()) {
+      Variant v(files_[k]);
+      v.meta().erase(kv.first);
+      const Outcome o = load_with(k, v);
+      if (o.loaded) continue;  // an optional key with a documented default
+      ++required;
+      expect_invalid_model(o, str_cat("file ", k, " without key ", kv.first), {kv.first});
+    }
+    EXPECT_GE(required, 6) << "file " << k << ": the ViT/head size keys are required";
+  }
+}
+
+TEST_F(CorruptNestedFiles, NonFiniteWeightIsNamed) {
+  for (int k = 0; k < 2; ++k)
+    for (size_t i = 0; i < files_[k]->records().size(); ++i) {
+      Variant v(files_[k]);
+      TensorRecord& r = v.records()[i];
+      ASSERT_EQ(r.dtype, DType::F32) << r.name;  // the importer stores f32
+      const std::string name = r.name;
+      static_cast<float*>(v.own(i, r.nbytes))[shape_numel(r.shape) / 2] = std::numeric_limits<float>::quiet_NaN();
+      const Outcome o = load_with(k, v);
+      if (o.loaded && tolerated_unused(name)) continue;
+      expect_invalid_model(o, str_cat("file ", k, ": ", name, " with a NaN"), {name, "non-finite"});
+    }
+}
+
+// ---- DA3 any-view checkpoints: the pose-conditioning parameters (cam_enc), unused by inference ----
+// They are not converted, so they never reach a ModelFile: each case writes the corrupted checkpoint folder.
+
+class CorruptCameraEncoder : public ::testing::Test {
+ protected:
+  void open(const std::string& fixture) {
+    const std::string src = std::string(DACPP_FIXTURES_DIR) + "/models/" + fixture;
+    ck_ = read_safetensors(src + "/model.safetensors");
+    config_ = testing::read_bytes(src + "/config.json");
+    dir_ = testing::scratch_path("corrupt_cam_enc");
+    ::mkdir(dir_.c_str(), 0755);
+    for (size_t i = 0; i < ck_.tensors.size(); ++i)
+      if (ck_.tensors[i].name.find(".cam_enc.") != std::string::npos) cam_enc_.push_back(i);
+    ASSERT_TRUE(load(ck_.tensors).loaded) << load(ck_.tensors).message;
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    std::remove((dir_ + "/model.safetensors").c_str());
+    std::remove((dir_ + "/config.json").c_str());
+    ::rmdir(dir_.c_str());
+  }
+
+  Outcome load(const std::vector<TensorRecord>& tensors) const {
+    testing::write_safetensors(dir_ + "/model.safetensors", tensors);
+    testing::write_bytes(dir_ + "/config.json", config_);
+    return try_load([&] { Model::load(dir_); });
+  }
+  // The checkpoint with tensor i's data replaced by `bytes` (shape and dtype as set in `r`).
+  Outcome load_with(size_t i, TensorRecord r, const std::vector<uint8_t>& bytes) const {
+    std::vector<TensorRecord> t = ck_.tensors;
+    r.data = bytes.data();
+    r.nbytes = bytes.size();
+    t[i] = r;
+    return load(t);
+  }
+
+  CheckpointTensors ck_;
+  std::string config_, dir_;
+  std::vector<size_t> cam_enc_;
+};
+
+TEST_F(CorruptCameraEncoder, EachParameterCorruptedIsNamed) {
+  open("da3small_tiny");
+  // model/cam_enc.py: pose_branch (2 linears), token_norm, trunk_norm, 4 blocks of 14 parameters.
+  ASSERT_EQ(cam_enc_.size(), 8u + 4u * 14u);
+  const float bad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity()};
+  size_t k = 0;
+  for (size_t i : cam_enc_) {
+    const TensorRecord& r = ck_.tensors[i];
+    ASSERT_EQ(r.dtype, DType::F32) << r.name;
+    std::vector<TensorRecord> removed = ck_.tensors;
+    removed.erase(removed.begin() + static_cast<long>(i));
+    expect_invalid_model(load(removed), "without " + r.name, {r.name, "missing"});
+    for (size_t d = 0; d < r.shape.size(); ++d) {
+      TensorRecord w = r;
+      w.shape[d] += 1;
+      expect_invalid_model(load_with(i, w, std::vector<uint8_t>(dtype_nbytes(w.dtype, shape_numel(w.shape)), 0)),
+                           str_cat(r.name, " dim ", d, " + 1"), {r.name, "shape"});
+    }
+    const auto* p = static_cast<const uint8_t*>(r.data);
+    std::vector<uint8_t> bytes(p, p + r.nbytes);
+    TensorRecord as_int = r;
+    as_int.dtype = DType::I32;  // same byte size: only the type is wrong
+    expect_invalid_model(load_with(i, as_int, bytes), r.name + " as i32", {r.name, "i32"});
+    const float v = bad[k++ % 3];
+    std::memcpy(bytes.data() + (shape_numel(r.shape) / 2) * sizeof(float), &v, sizeof(float));
+    expect_invalid_model(load_with(i, r, bytes), r.name + " with a non-finite value", {r.name, "non-finite"});
+  }
+}
+
+TEST_F(CorruptCameraEncoder, NonFiniteHalfIsNamed) {
+  open("da3giant_tiny");  // an f16 checkpoint
+  ASSERT_FALSE(cam_enc_.empty());
+  const TensorRecord& r = ck_.tensors[cam_enc_.back()];
+  ASSERT_EQ(r.dtype, DType::F16) << r.name;
+  const auto* p = static_cast<const uint8_t*>(r.data);
+  std::vector<uint8_t> bytes(p, p + r.nbytes);
+  const uint16_t nan = 0x7e00;
+  std::memcpy(bytes.data() + 2 * (shape_numel(r.shape) / 2), &nan, 2);
+  expect_invalid_model(load_with(cam_enc_.back(), r, bytes), r.name + " with an f16 NaN", {r.name, "non-finite"});
+}
 
 // ---- whole-file cases, through Model::load ----
 

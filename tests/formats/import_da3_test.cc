@@ -133,8 +133,28 @@ class Da3Fixture {
       r.push_back(make(std::string("model.cam_dec.") + n + ".weight", {oc, 2 * E}));
       r.push_back(make(std::string("model.cam_dec.") + n + ".bias", {oc}));
     }
-    r.push_back(make("model.cam_enc.pose_branch.fc1.weight", {E / 2, 9}));
-    r.push_back(make("model.cam_enc.token_norm.weight", {E}));
+    // cam_enc (pose conditioning): not converted, but validated, so the whole module is there.
+    const std::string ce = "model.cam_enc.";
+    r.push_back(make(ce + "pose_branch.fc1.weight", {E / 2, 9}));
+    r.push_back(make(ce + "pose_branch.fc1.bias", {E / 2}));
+    r.push_back(make(ce + "pose_branch.fc2.weight", {E, E / 2}));
+    r.push_back(make(ce + "pose_branch.fc2.bias", {E}));
+    for (const char* n : {"token_norm", "trunk_norm"}) {
+      r.push_back(make(ce + n + ".weight", {E}));
+      r.push_back(make(ce + n + ".bias", {E}));
+    }
+    for (int i = 0; i < 4; ++i) {
+      const std::string b = ce + "trunk." + std::to_string(i) + ".";
+      for (const char* n : {"norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias", "ls1.gamma", "ls2.gamma",
+                            "attn.proj.bias", "mlp.fc2.bias"})
+        r.push_back(make(b + n, {E}));
+      r.push_back(make(b + "attn.qkv.weight", {3 * E, E}));
+      r.push_back(make(b + "attn.qkv.bias", {3 * E}));
+      r.push_back(make(b + "attn.proj.weight", {E, E}));
+      r.push_back(make(b + "mlp.fc1.weight", {4 * E, E}));
+      r.push_back(make(b + "mlp.fc1.bias", {4 * E}));
+      r.push_back(make(b + "mlp.fc2.weight", {E, 4 * E}));
+    }
     return r;
   }
 
