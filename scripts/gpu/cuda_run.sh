@@ -2,11 +2,22 @@
 # On the GPU machine: CUDA op tests, CUDA model parity (f32 / bf16 / f16 against the official code's f32 CPU
 # outputs, same random checkpoints), then dacpp CUDA vs PyTorch (shared/bench/pytorch_da2.py) in the same command.
 # Expects (carried, git-ignored): .carry/cuda.tar.xz (bin/{dacpp,dacpp_parity,dacpp_gpu_tests} + libs/ the
-# machine lacks), .carry/pytorch_da2.py, and .ref/{da2,da3,pydeps,pydeps_local} (official code, never committed).
-# Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench]   (default: all three)
+# machine lacks), .carry/pytorch_da2.py, .carry/da3_official.py (shared/bench/), and .ref/{da2,da3,pydeps}
+# (official code, never committed; or the same packed as .carry/ref.tar.xz).
+# Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench] [da3]   (default: tests parity bench)
+#   da3: the official DA3 SMALL/BASE/LARGE (random weights, official checkpoint format, 504×336): our CUDA f32 /
+#        bf16 outputs against the official f32 CPU outputs, then the official bf16-autocast and f32 forwards timed
+#        on the GPU and `dacpp bench` on the same checkpoints, in the same command (DA3_MODELS to choose).
 set -uo pipefail
-OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"
+# Everything is written under /tmp/work and packed into $OUT/results.tgz after each step (the device returns at
+# most 8 files; a run cut short still returns the steps it finished).
+RESULT="${OUT:-/tmp/out}"; mkdir -p "$RESULT"
+export OUT=/tmp/work; mkdir -p "$OUT"
+pack() { tar -czf "$RESULT/results.tgz" -C "$OUT" . 2>/dev/null; }
+trap pack EXIT
 mkdir -p /tmp/c && tar -xJf .carry/cuda.tar.xz -C /tmp/c
+# The official sources may come packed (.carry/ref.tar.xz holding .ref/) to keep the carried tree small.
+[ -d .ref ] || { [ -f .carry/ref.tar.xz ] && tar -xJf .carry/ref.tar.xz; }
 export LD_LIBRARY_PATH=/tmp/c/libs:/usr/local/cuda/lib64
 export PYTHONUNBUFFERED=1
 B=/tmp/c/bin
@@ -14,12 +25,14 @@ STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(tests parity bench)
 has() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 
+pack
 if has tests && [ -x $B/dacpp_gpu_tests ]; then
   $B/dacpp_gpu_tests --gtest_brief=1 > "$OUT/gpu_tests.txt" 2>&1; echo "gpu_tests rc=$?" >> "$OUT/gpu_tests.txt"
   tail -5 "$OUT/gpu_tests.txt"
 fi
 
 MODELS=(${MODELS:-da2_vits da2_vitl})
+pack
 if has parity; then
   python3 scripts/parity/full_size.py --out /tmp/fs --models "${MODELS[@]}" --threads "$(nproc)" > "$OUT/full_size.log" 2>&1
   for m in "${MODELS[@]}"; do
@@ -35,12 +48,13 @@ if has parity; then
   grep -E "==|depth |compared" "$OUT/cuda_parity.txt"
 fi
 
+pack
 if has bench; then
   for m in "${MODELS[@]}"; do [ -f /tmp/$m.gguf ] || python3 scripts/parity/full_size.py --out /tmp/fs --models $m \
       > /dev/null 2>&1 && $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; done
   python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
   for m in "${MODELS[@]}"; do
-    for p in bf16 f16; do
+    for p in ${BENCH_PRECISIONS:-bf16 f16}; do
       $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 --warmup 10 --json \
         > "$OUT/bench_${m}_$p.json" 2>&1
     done
@@ -48,5 +62,63 @@ if has bench; then
   $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --batch 16 --runs 20 --warmup 5 \
     --json > "$OUT/bench_da2_vitl_bf16_b16.json" 2>&1
   tail -20 "$OUT/torch_gpu.txt"
-  for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"images_per_s"|"error"' $f | tr -d '\n ')"; done
+  for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
+fi
+
+pack
+if has da3; then
+  export PYTHONPATH=.ref/pydeps:.ref/da3/src
+  D3=(${DA3_MODELS:-small base large})
+  for m in "${D3[@]}"; do
+    d=/tmp/da3/$m
+    python3 .carry/da3_official.py ref $m 504x336 $d > "$OUT/da3_ref_$m.log" 2>&1 || { tail -5 "$OUT/da3_ref_$m.log"; continue; }
+    python3 - "$d" <<'PY'
+import sys, os, numpy as np
+d = sys.argv[1]
+x = np.load(os.path.join(d, "input.npy")); np.save(os.path.join(d, "input4.npy"), x.reshape(x.shape[1:]))
+os.makedirs(os.path.join(d, "ref"), exist_ok=True)
+for k, v in np.load(os.path.join(d, "ref.npz")).items(): np.save(os.path.join(d, "ref", k + ".npy"), v)
+PY
+    for p in f32 bf16; do
+      echo "== da3-$m cuda $p"
+      $B/dacpp_parity $d $d/input4.npy /tmp/o/da3-$m-$p --device cuda --precision $p 2>&1 | tail -1
+      tol=1e-2; [ $p = f32 ] && tol=1e-4
+      python3 scripts/parity/compare.py $d/ref /tmp/o/da3-$m-$p --tol $tol --names depth depth_conf extrinsics intrinsics 2>&1
+    done
+  done > "$OUT/da3_parity.txt" 2>&1
+  grep -E "==|depth|extrinsics|intrinsics" "$OUT/da3_parity.txt" | head -40
+  python3 .carry/da3_official.py time gpu "${D3[@]}" > "$OUT/da3_official_time.txt" 2>&1
+  grep -E '"W": 504, "H": 336' "$OUT/da3_time.jsonl"
+  for m in "${D3[@]}"; do
+    for p in ${DA3_PRECISIONS:-bf16 f32}; do
+      $B/dacpp bench -m /tmp/da3/$m --device cuda --precision $p --size 504x336 --runs 50 --warmup 10 --json \
+        > "$OUT/bench_da3_${m}_$p.json" 2>&1
+      echo "da3-$m $p: $(grep -h -E '"median_ms"|"device_total_peak_mb"|"error"' "$OUT/bench_da3_${m}_$p.json" | tr -d '\n ')"
+    done
+  done
+fi
+
+
+# profile: kernel time per kernel name over one eager bf16 forward (Nsight Compute), for the models in MODELS.
+pack
+if has profile; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  for m in ${PROFILE_MODELS:-${MODELS[@]}}; do
+    $NCU --metrics gpu__time_duration.sum --csv $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
+      --size 518 --runs 1 --warmup 0 > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
+    python3 - "$OUT/ncu_$m.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+h = rows[0]; ki, vi, ui = h.index("Kernel Name"), h.index("Metric Value"), h.index("Metric Unit")
+scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+t = collections.defaultdict(lambda: [0.0, 0])
+for r in rows[1:]:
+    try: v = float(r[vi].replace(",", "")) * scale.get(r[ui], 1.0)
+    except ValueError: continue
+    k = r[ki].split("(")[0][:70]; t[k][0] += v; t[k][1] += 1
+tot = sum(v[0] for v in t.values())
+print(f"{sys.argv[1]}: total kernel time {tot/1e6:.3f} ms in {sum(v[1] for v in t.values())} launches")
+for k, (v, n) in sorted(t.items(), key=lambda kv: -kv[1][0])[:18]: print(f"  {v/1e6:7.3f} ms {n:4d}x  {k}")
+PY
+  done
 fi

@@ -50,6 +50,9 @@ class Tensor {
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
 
+  // The owner of the bytes (null for a pure borrow): lets caches tie derived data to the weight's lifetime.
+  const std::shared_ptr<void>& storage() const { return storage_; }
+
   // Raw pointer, whatever the device. Only backends for the tensor's device may dereference it.
   void* raw() { return data_; }
   const void* raw() const { return data_; }

@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
+#include "models/camera_decoder.h"
 #include "engine/ray_pose_options.h"
 #include "pipeline/preprocess.h"
 #include "pipeline/view_batch.h"
@@ -59,6 +60,12 @@ std::shared_ptr<const Model> non_null(std::shared_ptr<const Model> m) {
 
 }  // namespace
 
+Runner::DeviceMemory Runner::device_memory() {
+  if (ctx_.device().is_cpu()) return {};
+  const cuda::MemoryStats st = cuda::memory_stats(ctx_.cuda());
+  return DeviceMemory{st.live_bytes, st.peak_bytes, cuda::device_used_bytes(ctx_.cuda())};
+}
+
 Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
     : model_(non_null(std::move(model))),
       limits_(options.limits),
@@ -71,6 +78,7 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
 }
 
 models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out) {
+  models::finish_cameras(ctx_, out);
   for (Tensor* t : {&out.depth, &out.sky, &out.conf, &out.rays, &out.ray_conf, &out.extrinsics, &out.intrinsics})
     *t = output_to_host(ctx_, *t);
   return out;

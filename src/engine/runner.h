@@ -81,6 +81,14 @@ class Runner {
   size_t pos_cache_size() const { return pos_cache_.size(); }
   size_t arena_peak_bytes() const { return arena_.peak_bytes(); }
 
+  // Device memory of this runner (GPU runners; zeros on the CPU). live / peak: what its context's allocator has
+  // handed out now / at most (activation arena, cuBLASLt workspace, op scratch, per-shape caches; the weights
+  // belong to the Model). process_used: the whole GPU's used memory (cudaMemGetInfo), CUDA's own context included.
+  struct DeviceMemory {
+    size_t live_bytes = 0, peak_bytes = 0, gpu_used_bytes = 0;
+  };
+  DeviceMemory device_memory();
+
  private:
   // The network outputs, as host f32 tensors (device outputs are copied back).
   models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);

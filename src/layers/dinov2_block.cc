@@ -43,16 +43,14 @@ Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const
       ls2_(optional_gamma(mf, names::vit_block(p, i, "ls2"), s.dim)) {}
 
 void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const Tensor* positions) const {
-  // x: [B, N, C]
+  // x: [B, N, C], the residual stream (f32 on every device; the branches run in the activation dtype)
   ArenaScope scope(ex.arena);
   Tensor h = norm1_.forward(ex, x);
   Tensor a = attn_.forward(ex, h, rope, positions);
-  if (ls1_.defined()) ops::mul(ex.ctx, a, ls1_, a);
-  ops::add(ex.ctx, x, a, x);
+  ops::add_scaled(ex.ctx, x, a, ls1_, x);  // x += LayerScale(a), in f32
   norm2_.forward_into(ex, x, h);
   Tensor m = ffn_->forward(ex, h);
-  if (ls2_.defined()) ops::mul(ex.ctx, m, ls2_, m);
-  ops::add(ex.ctx, x, m, x);
+  ops::add_scaled(ex.ctx, x, m, ls2_, x);
 }
 
 }  // namespace dacpp::layers

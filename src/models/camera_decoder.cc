@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "formats/tensor_names.h"
+#include "ops/permute.h"
 #include "ops/transfer.h"
 
 namespace dacpp::models {
@@ -36,27 +37,37 @@ CameraDecoder::CameraDecoder(const ModelFile& mf, int64_t dim)
       fc_fov_(mf, names::cam("fc_fov"), dim, 2) {}
 
 Tensor CameraDecoder::forward(RunState& rs, const Tensor& tokens) const {
-  // tokens: [S, D] → [S, 9] = [t | q | fov]
+  // tokens: [S, D] → rows [9, S] = [t | q | fov]ᵀ
   layers::Exec& ex = rs.ex;
   DACPP_CHECK(tokens.rank() == 2 && tokens.dim(1) == bb0_.in_features(), ErrorCode::InvalidArgument,
               "camera decoder: tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [S, ",
               bb0_.in_features(), "]");
   const int64_t s = tokens.dim(0);
-  Tensor enc = Tensor::empty({s, kEncoding}, DType::F32, "pose_enc");
+  Tensor rows = ex.alloc({kEncoding, s}, "pose_enc.rows");
   layers::ArenaScope scope(ex.arena);
   Tensor h = bb0_.forward(ex, tokens, ops::Activation::Relu);
   h = bb2_.forward(ex, h, ops::Activation::Relu);
-  // The three heads' outputs are a few floats per view: copied to the host (f32) and interleaved there.
-  const Tensor t = ops::to_host_f32(ex.ctx, fc_t_.forward(ex, h));
-  const Tensor q = ops::to_host_f32(ex.ctx, fc_q_.forward(ex, h));
-  const Tensor fov = ops::to_host_f32(ex.ctx, fc_fov_.forward(ex, h, ops::Activation::Relu));
-  float* e = enc.data<float>();
-  for (int64_t v = 0; v < s; ++v) {
-    std::copy_n(t.data<float>() + v * 3, 3, e + v * kEncoding);
-    std::copy_n(q.data<float>() + v * 4, 4, e + v * kEncoding + 3);
-    std::copy_n(fov.data<float>() + v * 2, 2, e + v * kEncoding + 7);
+  // The three heads' [S, k] outputs transposed into rows [0, 3), [3, 7), [7, 9) of the encoding.
+  const Tensor parts[] = {fc_t_.forward(ex, h), fc_q_.forward(ex, h), fc_fov_.forward(ex, h, ops::Activation::Relu)};
+  int64_t row = 0;
+  for (const Tensor& part : parts) {
+    Tensor dst = rows.reshape({kEncoding * s}).offset_view(row * s, {part.dim(1), s});
+    ops::permute(ex.ctx, part, {1, 0}, dst);
+    row += part.dim(1);
   }
-  return enc;
+  return rows;
+}
+
+void finish_cameras(ops::Context& ctx, ModelOutputs& out, Tensor* enc_out) {
+  if (!out.pose_enc.defined()) return;
+  const Tensor rows = ops::to_host_f32(ctx, out.pose_enc);  // [9, S]
+  const int64_t s = rows.dim(1);
+  Tensor enc = Tensor::empty({s, kEncoding}, DType::F32, "pose_enc");
+  for (int64_t v = 0; v < s; ++v)
+    for (int64_t k = 0; k < kEncoding; ++k) enc.data<float>()[v * kEncoding + k] = rows.data<float>()[k * s + v];
+  pose_encoding_to_cameras(enc, out.pose_h, out.pose_w, out.extrinsics, out.intrinsics);
+  out.pose_enc = Tensor();
+  if (enc_out) *enc_out = enc;
 }
 
 void pose_encoding_to_cameras(const Tensor& enc, int64_t height, int64_t width, Tensor& extrinsics,

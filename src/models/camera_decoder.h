@@ -8,6 +8,7 @@
 
 #include "formats/model_file.h"
 #include "layers/linear.h"
+#include "models/depth_model.h"
 #include "models/run_state.h"
 
 namespace dacpp::models {
@@ -17,8 +18,9 @@ class CameraDecoder {
   // dim: the camera-token width 2E. Fetches and shape-checks all five layers (InvalidModel naming a missing one).
   CameraDecoder(const ModelFile& mf, int64_t dim);
 
-  // tokens: [S, D] (activations on the device) → a new owning host f32 tensor [S, 9]: the MLP runs on the
-  // device, its three small outputs are copied back.
+  // tokens: [S, D] (activations on the device) → the encoding as rows [9, S] (t | q | fov, one column per view)
+  // on the same device, in the activation dtype. Nothing is copied to the host here, so the forward stays
+  // capturable as a CUDA graph; finish_cameras() turns it into cameras afterwards.
   Tensor forward(RunState& rs, const Tensor& tokens) const;
 
  private:
@@ -30,5 +32,10 @@ class CameraDecoder {
 // owning host tensors, computed in f32 as upstream. height/width: the model-input size.
 void pose_encoding_to_cameras(const Tensor& enc, int64_t height, int64_t width, Tensor& extrinsics,
                               Tensor& intrinsics);
+
+// out.pose_enc (rows [9, S] from CameraDecoder::forward, any device) → out.extrinsics and out.intrinsics (host f32)
+// for the model input size out.pose_h × out.pose_w; pose_enc is consumed. A no-op when pose_enc is undefined.
+// `enc_out`, when given, receives the host [S, 9] encoding (stage dumps).
+void finish_cameras(ops::Context& ctx, ModelOutputs& out, Tensor* enc_out = nullptr);
 
 }  // namespace dacpp::models

@@ -39,11 +39,16 @@ ModelOutputs Da3AnyViewModel::forward(RunState& rs, const Tensor& images) const 
   }
   if (cam_dec_ && !rs.ray_pose) {  // upstream runs one or the other
     crash::set_stage("camera");
-    Tensor enc = cam_dec_->forward(rs, vf.cam_tokens);
-    rs.dump("pose_enc", enc);
-    pose_encoding_to_cameras(enc, h, w, out.extrinsics, out.intrinsics);
-    rs.dump("extrinsics", out.extrinsics);
-    rs.dump("intrinsics", out.intrinsics);
+    out.pose_enc = cam_dec_->forward(rs, vf.cam_tokens);  // on the device; cameras are made after the forward
+    out.pose_h = h;
+    out.pose_w = w;
+    if (rs.dumps != nullptr) {
+      Tensor enc;
+      finish_cameras(rs.ex.ctx, out, &enc);
+      rs.dump("pose_enc", enc);
+      rs.dump("extrinsics", out.extrinsics);
+      rs.dump("intrinsics", out.intrinsics);
+    }
   }
   if (rs.ray_pose) {
     crash::set_stage("ray_pose");

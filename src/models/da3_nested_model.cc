@@ -58,6 +58,7 @@ Da3NestedModel::Da3NestedModel(const ModelFile& mf, const ModelConfig& cfg)
 ModelOutputs Da3NestedModel::forward(RunState& rs, const Tensor& images) const {
   // images: [S, 3, H, W] → any-view depth, conf, poses [S, …] and metric depth, sky [S, H, W] → metres
   ModelOutputs out = any_->forward(rs, images);
+  finish_cameras(rs.ex.ctx, out);  // the alignment below needs the cameras on the host
   DACPP_CHECK(out.intrinsics.defined(), ErrorCode::Unsupported, "nested model '", config().checkpoint_name,
               "': no poses (camera decoder absent; use ray pose)");
   out.depth = out.depth.clone();  // owning host copies: the alignment updates them in place

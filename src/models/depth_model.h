@@ -22,6 +22,10 @@ struct ModelOutputs {
   Tensor ray_conf;    // [S, 8gh, 8gw] when rs.want_rays
   Tensor extrinsics;  // [S, 3, 4] world-to-camera (host, owning) when the model has a camera decoder
   Tensor intrinsics;  // [S, 3, 3] processed-image pixels (host, owning)
+  // The camera decoder's encoding as rows [9, S] on the forward's device, before finish_cameras()
+  // (camera_decoder.h) turns it into extrinsics / intrinsics on the host for a pose_h × pose_w input.
+  Tensor pose_enc;
+  int64_t pose_h = 0, pose_w = 0;
   int64_t ref_view = 0;  // the reference view (world frame), input order
   // DA3 nested: depth (and the translations) are in metres after the metric alignment; the scale it applied.
   bool metres = false;

@@ -29,13 +29,14 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
       rope_(cfg.rope_freq),
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
-  cls_token_ = layers::fetch(mf, names::vit(p, "cls_token"), {1, 1, e}).reshape({1, e});
+  // The residual stream is f32 on every device (as under PyTorch autocast), so the tokens written into it are too.
+  cls_token_ = mf.device_f32(names::vit(p, "cls_token"), {1, 1, e}).reshape({1, e});
   // The pos-embed table stays f32 (on the device when placed): it is interpolated per input grid before use.
   Tensor pos = mf.device_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
   pos_patch_ = pos.slice0(1, 1 + m2);
   Tensor pos_cls_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e}).slice0(0, 1);
-  pos_cls_ = mf.placement() ? mf.placement()->place(pos_cls_host, /*keep_f32=*/false) : pos_cls_host;
-  if (cfg.alt_start != -1) camera_token_ = layers::fetch(mf, names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
+  pos_cls_ = mf.placement() ? mf.placement()->place(pos_cls_host, /*keep_f32=*/true) : pos_cls_host;
+  if (cfg.alt_start != -1) camera_token_ = mf.device_f32(names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
   blocks_.reserve(static_cast<size_t>(cfg.depth));
   for (int i = 0; i < cfg.depth; ++i) {
     layers::Dinov2BlockSpec s;
@@ -54,19 +55,20 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
 }
 
 Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw) const {
-  // images: [B, 3, H, W] → patches: [B, E, gh, gw] → tokens: [B, 1 + P, E]
+  // images: [B, 3, H, W] → patches: [B, E, gh, gw] → tokens: [B, 1 + P, E] (f32: the residual stream)
   layers::Exec& ex = rs.ex;
   const int64_t b = images.dim(0), e = cfg_.embed_dim, np = gh * gw, n = 1 + np;
-  Tensor tokens = ex.alloc({b, n, e}, "vit.tokens");
+  Tensor tokens = ex.alloc_f32({b, n, e}, "vit.tokens");
   layers::ArenaScope scope(ex.arena);
   Tensor patches = patch_embed_.forward(ex, images);
   Tensor table = rs.pos_cache.get(ex.ctx, pos_patch_, cfg_.pos_embed_grid, gh, gw, cfg_.interpolate_offset);
+  Tensor rows = ex.alloc({np, e}, "vit.patch_rows");  // activation dtype, before the f32 sum
   for (int64_t i = 0; i < b; ++i) {
     Tensor cls_row = rows_view(tokens, i * n, {1, e});
     ops::add(ex.ctx, cls_token_, pos_cls_, cls_row);
     Tensor patch_rows = rows_view(tokens, i * n + 1, {np, e});
-    ops::permute(ex.ctx, patches.slice0(i, i + 1).reshape({e, np}), {1, 0}, patch_rows);
-    ops::add(ex.ctx, patch_rows, table, patch_rows);
+    ops::permute(ex.ctx, patches.slice0(i, i + 1).reshape({e, np}), {1, 0}, rows);
+    ops::add(ex.ctx, table, rows, patch_rows);  // f32 table + activation rows, into the f32 stream
   }
   return tokens;
 }

@@ -10,6 +10,7 @@
 
 #include "models/dinov2.h"
 #include "models/dinov2_internal.h"
+#include "ops/copy.h"
 #include "ops/permute.h"
 #include "ops/transfer.h"
 
@@ -58,7 +59,7 @@ void Dinov2::collect_views(RunState& rs, const Tensor& local, const Tensor& x, i
   Tensor first = pair.slice0(0, 1).reshape({patches, e});
   Tensor second = pair.slice0(1, 2).reshape({patches, e});
   for (int64_t v = 0; v < s; ++v) {
-    copy(ex, rows_view(local, v * n + 1, {patches, e}), first);
+    ops::cast(ex.ctx, rows_view(local, v * n + 1, {patches, e}), first);  // f32 stream → activation dtype
     norm_.forward_into(ex, rows_view(x, v * n + 1, {patches, e}), second);
     Tensor dst = rows_view(feat.reshape({s * patches * 2, e}), v * patches * 2, {patches, 2, e});
     ops::permute(ex.ctx, pair, {1, 0, 2}, dst);
@@ -77,7 +78,7 @@ Dinov2::ViewFeatures Dinov2::forward_views(RunState& rs, const Tensor& images) c
   for (size_t k = 0; k < cfg_.out_layers.size(); ++k) out.feats.push_back(ex.alloc({s, np, 2 * e}, "vit.feature"));
   out.cam_tokens = ex.alloc({s, 2 * e}, "vit.cam_tokens");
   Tensor x = embed(rs, images, gh, gw);  // [S, N, E]
-  Tensor local = ex.alloc({s, n, e}, "vit.local");
+  Tensor local = ex.alloc_f32({s, n, e}, "vit.local");  // a copy of the f32 residual stream
   copy(ex, x, local);
   const bool any_rope = cfg_.rope_start != -1;
   const Tensor local_pos = any_rope ? rs.pos_cache.rope_positions(ex.ctx, gh, gw, /*global=*/false, 1) : Tensor();
@@ -102,8 +103,8 @@ Dinov2::ViewFeatures Dinov2::forward_views(RunState& rs, const Tensor& images) c
       for (int64_t v = 0; v < s; ++v) {
         Tensor half0 = rows_view(out.cam_tokens.reshape({2 * s, e}), 2 * v, {1, e});
         Tensor half1 = rows_view(out.cam_tokens.reshape({2 * s, e}), 2 * v + 1, {1, e});
-        copy(ex, rows_view(local, v * n, {1, e}), half0);
-        copy(ex, rows_view(x, v * n, {1, e}), half1);
+        ops::cast(ex.ctx, rows_view(local, v * n, {1, e}), half0);
+        ops::cast(ex.ctx, rows_view(x, v * n, {1, e}), half1);
       }
       rs.dump("cam_token", out.cam_tokens);
     }

@@ -76,7 +76,7 @@ Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh,
   Tensor map = ex.alloc({b, c, gh * gw}, "dualdpt.map");
   ops::permute(ex.ctx, t, {0, 2, 1}, map);
   Tensor x = projects_[static_cast<size_t>(s)].forward(ex, map.reshape({b, c, gh, gw}));
-  add_uv_embedding(ex, x, gh, static_cast<double>(gw) / static_cast<double>(gh));
+  add_uv_embedding(rs, x, gh, static_cast<double>(gw) / static_cast<double>(gh));
   if (s == 0) x = resize0_->forward(ex, x);
   if (s == 1) x = resize1_->forward(ex, x);
   if (s == 3) x = resize3_->forward(ex, x);
@@ -103,7 +103,7 @@ void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, D
   const int64_t a = std::max<int64_t>(r0 - 1, 0), e = std::min<int64_t>(r1 + 1, oh);
   Tensor up = ex.alloc({b, o1.dim(1), e - a, ow}, "dualdpt.up_band");
   ops::resize_bilinear_rows(ex.ctx, o1, up, a, oh, /*align_corners=*/true);
-  add_uv_embedding(ex, up, oh, static_cast<double>(ow) / static_cast<double>(oh), a);
+  add_uv_embedding(rs, up, oh, static_cast<double>(ow) / static_cast<double>(oh), a);
   Tensor hid = out2a_->forward(ex, up, ops::Activation::Relu);
   Tensor logits = out2b_->forward(ex, hid);  // [S, 2, e − a, W]
   for (int64_t i = 0; i < b; ++i) {
@@ -124,7 +124,7 @@ void DualDptHead::rays(RunState& rs, Tensor& aux1, DualHeadOutputs& out) const {
   out.rays = ex.alloc({b, h, w, kRayChannels - 1}, "ray");
   out.ray_conf = ex.alloc({b, h, w}, "ray_conf");
   layers::ArenaScope scope(ex.arena);
-  add_uv_embedding(ex, aux1, h, static_cast<double>(w) / static_cast<double>(h));
+  add_uv_embedding(rs, aux1, h, static_cast<double>(w) / static_cast<double>(h));
   Tensor hid = out2a_aux_->forward(ex, aux1);
   Tensor last = ex.alloc({b, h, w, kHidden}, "dualdpt.aux_hwc");
   ops::permute(ex.ctx, hid, {0, 2, 3, 1}, last);

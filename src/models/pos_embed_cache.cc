@@ -4,6 +4,8 @@
 
 #include "layers/rope2d.h"
 #include "models/dinov2_internal.h"
+#include "models/uv_embed.h"
+#include "ops/copy.h"
 #include "ops/permute.h"
 #include "ops/resize.h"
 #include "ops/transfer.h"
@@ -36,16 +38,15 @@ Tensor interpolate_pos_embed(ops::Context& ctx, const Tensor& patch_table, int64
 
 Tensor PosEmbedCache::get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw,
                           float offset) {
-  if (gh == grid && gw == grid && patch_table.dtype() == ctx.act_dtype()) return patch_table;
+  if (gh == grid && gw == grid) return patch_table;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->table == patch_table.raw() && it->gh == gh && it->gw == gw && it->offset == offset) {
       entries_.splice(entries_.begin(), entries_, it);
       return entries_.front().value;
     }
   }
-  // Interpolated in f32 (the table is f32 on ctx's device), then kept in the activation dtype it is added in.
-  Tensor v = ops::to_act_dtype(
-      ctx, gh == grid && gw == grid ? patch_table : interpolate_pos_embed(ctx, patch_table, grid, gh, gw, offset));
+  // Interpolated and kept in f32 (the table is f32 on ctx's device): it is added into the f32 residual stream.
+  Tensor v = interpolate_pos_embed(ctx, patch_table, grid, gh, gw, offset);
   entries_.push_front(Entry{patch_table.raw(), gh, gw, offset, v});
   while (entries_.size() > capacity_) entries_.pop_back();
   return v;
@@ -61,6 +62,30 @@ Tensor PosEmbedCache::rope_positions(ops::Context& ctx, int64_t gh, int64_t gw, 
   Tensor v = layers::upload_positions(ctx, detail::rope_positions(gh, gw, global, views));
   positions_.push_front(PosEntry{gh, gw, views, global, v});
   while (positions_.size() > 2 * capacity_) positions_.pop_back();
+  return v;
+}
+
+Tensor PosEmbedCache::uv(ops::Context& ctx, int64_t c, int64_t h, int64_t w, double aspect, int64_t row0,
+                         int64_t rows) {
+  for (auto it = uv_.begin(); it != uv_.end(); ++it) {
+    if (it->c == c && it->h == h && it->w == w && it->row0 == row0 && it->rows == rows && it->aspect == aspect) {
+      uv_.splice(uv_.begin(), uv_, it);
+      return uv_.front().value;
+    }
+  }
+  Tensor host = uv_embedding_host(c, h, w, aspect, row0, rows);
+  Tensor v = host;
+  if (!ctx.device().is_cpu()) {
+    v = ops::empty(ctx, host.shape(), DType::F32, "uv_embed");
+    ops::copy(ctx, host, v);  // synchronous: host may go
+  }
+  uv_.push_front(UvEntry{c, h, w, row0, rows, aspect, v});
+  size_t bytes = 0;
+  for (const UvEntry& e : uv_) bytes += e.value.nbytes();
+  while (uv_.size() > 1 && (uv_.size() > capacity_ || bytes > kUvMaxBytes)) {
+    bytes -= uv_.back().value.nbytes();
+    uv_.pop_back();
+  }
   return v;
 }
 

@@ -26,9 +26,9 @@ class PosEmbedCache {
  public:
   explicit PosEmbedCache(size_t capacity = 8) : capacity_(capacity == 0 ? 1 : capacity) {}
 
-  // The [gh·gw, E] patch table for grid gh×gw in ctx.act_dtype(): `patch_table` (f32, on ctx's device) itself
-  // when gh == gw == grid on an f32 context, else the interpolated (and/or cast) table, computed once and kept
-  // (least recently used evicted beyond capacity).
+  // The [gh·gw, E] patch table for grid gh×gw, f32 whatever the activation dtype (it is added into the f32
+  // residual stream): `patch_table` (f32, on ctx's device) itself when gh == gw == grid, else the interpolated
+  // table, computed once and kept (least recently used evicted beyond capacity).
   Tensor get(ops::Context& ctx, const Tensor& patch_table, int64_t grid, int64_t gh, int64_t gw, float offset);
 
   // RoPE positions [views·(1 + gh·gw), 2] i32 on ctx's device (models::detail::rope_positions: local or global
@@ -36,11 +36,18 @@ class PosEmbedCache {
   // 2·capacity entries: a local and a global tensor per grid).
   Tensor rope_positions(ops::Context& ctx, int64_t gh, int64_t gw, bool global, int64_t views);
 
+  // DA3's UV embedding table [c, rows, w] f32 on ctx's device (uv_embed.h), computed on the host and copied once
+  // per geometry, kept like the tables (LRU, at most `capacity` entries and kUvMaxBytes in all; the newest always
+  // stays).
+  Tensor uv(ops::Context& ctx, int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows);
+  static constexpr size_t kUvMaxBytes = size_t{256} << 20;
+
   size_t size() const { return entries_.size(); }
   size_t capacity() const { return capacity_; }
   void clear() {
     entries_.clear();
     positions_.clear();
+    uv_.clear();
   }
 
  private:
@@ -55,8 +62,14 @@ class PosEmbedCache {
     bool global;
     Tensor value;
   };
+  struct UvEntry {
+    int64_t c, h, w, row0, rows;
+    double aspect;
+    Tensor value;
+  };
   size_t capacity_;
   std::list<Entry> entries_;        // most recently used first
+  std::list<UvEntry> uv_;           // most recently used first
   std::list<PosEntry> positions_;  // most recently used first
 };
 

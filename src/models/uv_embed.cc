@@ -3,7 +3,6 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/copy.h"
 #include "ops/elementwise.h"
 
 namespace dacpp::models {
@@ -31,7 +30,7 @@ std::vector<float> axis_coords(int64_t n, double span, int64_t first, int64_t co
 
 }  // namespace
 
-Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows) {
+Tensor uv_embedding_host(int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows) {
   DACPP_CHECK(c > 0 && c % 4 == 0 && h > 0 && w > 0 && row0 >= 0 && rows > 0 && row0 + rows <= h,
               ErrorCode::InvalidArgument, "uv embedding: ", c, " channels (need a multiple of 4), rows [", row0, ", ",
               row0 + rows, ") of a ", h, "x", w, " map");
@@ -42,9 +41,7 @@ Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double as
   std::vector<float> omega(static_cast<size_t>(q));
   for (int64_t j = 0; j < q; ++j)
     omega[static_cast<size_t>(j)] = 1.0f / std::pow(kOmega0, static_cast<float>(j) / static_cast<float>(q));
-  // Built on the host (in place on the CPU), then uploaded to the arena tensor on a device.
-  Tensor pe = ex.alloc_f32({c, rows, w}, "uv_embed");
-  Tensor host = pe.device().is_cpu() ? pe : Tensor::empty({c, rows, w}, DType::F32, "uv_embed.host");
+  Tensor host = Tensor::empty({c, rows, w}, DType::F32, "uv_embed");
   float* d = host.data<float>();
   const int64_t plane = rows * w;
   for (int64_t j = 0; j < q; ++j) {
@@ -59,17 +56,15 @@ Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double as
         d[(3 * q + j) * plane + at] = std::cos(av) * kRatio;
       }
   }
-  if (!pe.device().is_cpu()) ops::copy(ex.ctx, host, pe);
-  return pe;
+  return host;
 }
 
-void add_uv_embedding(layers::Exec& ex, Tensor& x, int64_t h, double aspect, int64_t row0) {
+void add_uv_embedding(RunState& rs, Tensor& x, int64_t h, double aspect, int64_t row0) {
   // x: [N, c, rows, w]
   DACPP_CHECK(x.rank() == 4, ErrorCode::Internal, "uv embedding: map '", x.name(), "' has shape ",
               shape_str(x.shape()), ", expected [N, C, h, w]");
-  layers::ArenaScope scope(ex.arena);
-  Tensor pe = uv_embedding(ex, x.dim(1), h, x.dim(3), aspect, row0, x.dim(2));
-  ops::add(ex.ctx, x, pe, x);
+  const Tensor pe = rs.pos_cache.uv(rs.ex.ctx, x.dim(1), h, x.dim(3), aspect, row0, x.dim(2));
+  ops::add(rs.ex.ctx, x, pe, x);
 }
 
 }  // namespace dacpp::models

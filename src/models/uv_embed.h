@@ -8,17 +8,18 @@
 
 #include <cstdint>
 
-#include "layers/exec.h"
+#include "core/tensor.h"
+#include "models/run_state.h"
 
 namespace dacpp::models {
 
-// Rows [row0, row0 + rows) of the embedding of a c × h × w map, ×0.1, as a new f32 arena tensor [c, rows, w] on
-// ex's device (computed on the host, then copied there).
-// Throws InvalidArgument when c % 4 != 0 or the rows fall outside [0, h).
-Tensor uv_embedding(layers::Exec& ex, int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows);
+// Rows [row0, row0 + rows) of the embedding of a c × h × w map, ×0.1, as a new owning host f32 tensor
+// [c, rows, w]. Throws InvalidArgument when c % 4 != 0 or the rows fall outside [0, h).
+Tensor uv_embedding_host(int64_t c, int64_t h, int64_t w, double aspect, int64_t row0, int64_t rows);
 
 // x: [N, c, rows, w] (any activation dtype), rows [row0, row0 + rows) of an h-row map: x += embedding (f32, in
-// place).
-void add_uv_embedding(layers::Exec& ex, Tensor& x, int64_t h, double aspect, int64_t row0 = 0);
+// place). The table comes from the Runner's cache (PosEmbedCache::uv): built and copied to the device once per
+// geometry, so a forward does no host work or host-to-device copy for it (and stays capturable as a CUDA graph).
+void add_uv_embedding(RunState& rs, Tensor& x, int64_t h, double aspect, int64_t row0 = 0);
 
 }  // namespace dacpp::models

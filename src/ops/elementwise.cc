@@ -33,8 +33,10 @@ cuda::UnaryKind to_cuda(Unary k) {
 void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "a", a);
-  // b: a's dtype, or f32 (parameters stay f32 next to bf16 / f16 activations on a GPU).
-  check_dtype(ctx, op, "b", b, b.dtype() == DType::F32 ? DType::F32 : dt);
+  // b: a's dtype, or f32 (parameters stay f32 next to bf16 / f16 activations on a GPU), or any activation dtype
+  // when a is f32 (a bf16 / f16 branch added into an f32 stream).
+  check_dtype(ctx, op, "b", b, b.dtype() == DType::F32 || dt == DType::F32 ? b.dtype() : dt);
+  if (b.dtype() != DType::F32) check_act(ctx, op, "b", b);
   check_dtype(ctx, op, "y", y, dt);
   check_shape(op, "y", y, a.shape());
   bool ok = b.rank() <= a.rank();
@@ -81,5 +83,30 @@ void unary(Context& ctx, Unary kind, const Tensor& x, Tensor& y) {
 void add(Context& ctx, const Tensor& a, const Tensor& b, Tensor& y) { binary(ctx, "add", cpu::BinaryKind::Add, a, b, y); }
 
 void mul(Context& ctx, const Tensor& a, const Tensor& b, Tensor& y) { binary(ctx, "mul", cpu::BinaryKind::Mul, a, b, y); }
+
+void add_scaled(Context& ctx, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "add_scaled";
+  const DType dt = check_act(ctx, op, "x", x);
+  check_act(ctx, op, "a", a);
+  check_dtype(ctx, op, "y", y, dt);
+  check_shape(op, "a", a, x.shape());
+  check_shape(op, "y", y, x.shape());
+  if (gamma.defined()) {
+    check_input(ctx, op, "gamma", gamma);
+    check_min_rank(op, "x", x, 1);
+    check_shape(op, "gamma", gamma, {x.dim(-1)});
+  }
+  if (a.raw() == y.raw() && a.numel() > 0)
+    DACPP_CHECK(a.dtype() == y.dtype(), ErrorCode::InvalidArgument, op, ": y aliases ", label("a", a),
+                " of another dtype");
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::add_scaled(ctx.cpu(), x, a, gamma, y);
+    case DeviceKind::Cuda:
+      return cuda::add_scaled(ctx.cuda(), x, a, gamma, y);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
 
 }  // namespace dacpp::ops

@@ -14,7 +14,8 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
   const DType dt = check_act(ctx, op, "x", x);
   check_input(ctx, op, "gamma", gamma);
   check_input(ctx, op, "beta", beta);
-  check_dtype(ctx, op, "y", y, dt);
+  const DType yt = check_act(ctx, op, "y", y);
+  if (yt != dt) check_no_alias(op, "x", x, "y", y);
   check_min_rank(op, "x", x, 1);
   const int64_t c = x.dim(-1);
   check_shape(op, "gamma", gamma, {c});

@@ -2,6 +2,7 @@
 // the geometries of the DPT heads and the patch embedding, in f32 (exact kernel) and bf16/f16 (tensor cores).
 #include <gtest/gtest.h>
 
+#include "backends/cuda/conv2d_variants.cuh"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
 
@@ -38,6 +39,16 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   Tensor want = test::output_tensor({c.n, c.o, oh, ow});
   ops::conv2d(cpu, x, w, b, want, p, act);
   expect_close(y, want, c.dt, "conv2d");
+
+  // Every path on every geometry, whatever the dispatcher picks: the implicit GEMM and im2col + cuBLASLt.
+  const cuda::ConvGeometry g{c.stride, c.stride, c.pad, c.pad};
+  const cuda::Epilogue e = c.relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+  Tensor y2 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  cuda::conv2d_generic(ctx().cuda(), xd, wd, bd, y2, g, e);
+  expect_close(y2, want, c.dt, "conv2d implicit GEMM");
+  Tensor y3 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  cuda::conv2d_im2col_gemm(ctx().cuda(), xd, wd, bd, y3, g, e);
+  expect_close(y3, want, c.dt, "conv2d im2col + cuBLASLt");
 }
 
 std::string conv_name(const ::testing::TestParamInfo<ConvCase>& i) {

@@ -92,6 +92,64 @@ TEST_F(CoreOpsCudaTest, LayerNormMatchesCpu) {
   }
 }
 
+// The f32 residual stream normalised into bf16 / f16 activations (y in another dtype than x).
+TEST_F(CoreOpsCudaTest, LayerNormF32IntoHalfMatchesCpu) {
+  if (IsSkipped()) return;
+  for (const Shape& s : {Shape{3, 37, 1024}, Shape{5, 30}, Shape{2, 384}}) {
+    for (DType dt : {DType::BF16, DType::F16}) {
+      const std::string what = str_cat("layer_norm f32 -> ", nntest::tag(dt), " ", shape_str(s));
+      SCOPED_TRACE(what);
+      Tensor x = test::random_tensor(s, 17, 2.f, "x");
+      Tensor g = test::random_tensor({s.back()}, 18, 1.f, "gamma"), b = test::random_tensor({s.back()}, 19, 1.f, "beta");
+      Tensor xd = to_device(x, DType::F32), gd = to_device(g, DType::F32), bd = to_device(b, DType::F32);
+      Tensor y = nan_output(s, dt), want = test::output_tensor(s);
+      ops::layer_norm(ctx(), xd, gd, bd, 1e-6f, y);
+      ops::layer_norm(cpu_, x, g, b, 1e-6f, want);
+      expect_close(y, want, dt, what);
+    }
+  }
+}
+
+// x += a ⊙ gamma: same dtype, and a bf16 / f16 branch into an f32 stream (the ViT residual update); in place and not.
+TEST_F(CoreOpsCudaTest, AddScaledMatchesCpu) {
+  if (IsSkipped()) return;
+  struct Pair {
+    DType x, a;
+  };
+  const Pair pairs[] = {{DType::F32, DType::F32}, {DType::F32, DType::BF16}, {DType::F32, DType::F16},
+                        {DType::BF16, DType::BF16}, {DType::F16, DType::F16}};
+  // [2, 37, 64]: the 8-wide vector kernel; [3, 5, 7]: the scalar one.
+  for (const Shape& s : {Shape{2, 37, 64}, Shape{3, 5, 7}}) {
+    for (const Pair& pr : pairs) {
+      for (bool with_gamma : {true, false}) {
+        const std::string what = str_cat("add_scaled ", shape_str(s), " x ", nntest::tag(pr.x), " a ",
+                                         nntest::tag(pr.a), " gamma ", with_gamma);
+        SCOPED_TRACE(what);
+        Tensor x = test::random_tensor(s, 21, 1.f, "x"), a = test::random_tensor(s, 22, 1.f, "a");
+        Tensor g = with_gamma ? test::random_tensor({s.back()}, 23, 0.5f, "gamma") : Tensor();
+        Tensor xd = to_device(x, pr.x), ad = to_device(a, pr.a);
+        Tensor gd = with_gamma ? to_device(g, DType::F32) : Tensor();
+        Tensor want = test::output_tensor(s);
+        ops::add_scaled(cpu_, x, a, g, want);
+        Tensor y = nan_output(s, pr.x);
+        ops::add_scaled(ctx(), xd, ad, gd, y);
+        expect_close(y, want, pr.x, what);
+        ops::add_scaled(ctx(), xd, ad, gd, xd);  // in place on x
+        expect_close(xd, want, pr.x, what + " in place");
+      }
+    }
+  }
+  // Rejected: a of another shape; gamma of the wrong length.
+  const Shape s{2, 37, 64};
+  Tensor x = test::random_tensor(s, 24, 1.f, "x");
+  Tensor xd = to_device(x, DType::F32);
+  Tensor bad = nan_output({2, 37, 63}, DType::BF16, "a_bad");
+  EXPECT_THROW(ops::add_scaled(ctx(), xd, bad, Tensor(), xd), Error);
+  Tensor a = test::random_tensor(s, 25, 1.f, "a"), g = test::random_tensor({63}, 26, 1.f, "gamma_bad");
+  Tensor ad = to_device(a, DType::BF16), gd = to_device(g, DType::F32);
+  EXPECT_THROW(ops::add_scaled(ctx(), xd, ad, gd, xd), Error);
+}
+
 TEST_F(CoreOpsCudaTest, UnaryMatchesCpu) {
   if (IsSkipped()) return;
   const ops::Unary kinds[] = {ops::Unary::Gelu, ops::Unary::Silu, ops::Unary::Relu, ops::Unary::Exp,

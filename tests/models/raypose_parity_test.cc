@@ -17,6 +17,7 @@
 #include "engine/model.h"
 #include "engine/ray_pose_options.h"
 #include "layers/exec.h"
+#include "models/camera_decoder.h"
 #include "models/model_test_util.h"
 #include "models/pos_embed_cache.h"
 #include "models/run_state.h"
@@ -43,7 +44,9 @@ struct Forward {
     rs.want_rays = want_rays;
     rs.ray_pose = ray_pose;
     rs.ray_pose_seed = seed;
-    return m.net().forward(rs, x);
+    models::ModelOutputs out = m.net().forward(rs, x);
+    models::finish_cameras(ctx, out);  // as Runner does after the forward
+    return out;
   }
 };
 

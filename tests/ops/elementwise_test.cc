@@ -93,5 +93,41 @@ TEST(BinaryErrorTest, NonBroadcastableNamed) {
   EXPECT_THROW(ops::add(ctx, a, big, y), Error);
 }
 
+// The LayerScale residual update: y = x + a ⊙ gamma, against mul then add of the reference, in place and not.
+TEST(AddScaledTest, MatchesMulThenAdd) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({3, 5, 16}, 1), a = test::random_tensor({3, 5, 16}, 2);
+  Tensor g = test::random_tensor({16}, 3);
+  const Tensor want = ref::add(x, ref::mul(a, g));
+  Tensor y = test::output_tensor({3, 5, 16});
+  ops::add_scaled(ctx, x, a, g, y);
+  test::expect_close(y, want, 1e-6, 1e-6);
+  ops::add_scaled(ctx, x, a, Tensor(), y);  // no gamma: a plain sum
+  test::expect_close(y, ref::add(x, a), 1e-6, 1e-6);
+  ops::add_scaled(ctx, x, a, g, x);
+  test::expect_close(x, want, 1e-6, 1e-6);
+}
+
+TEST(AddScaledTest, MismatchesNamed) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({2, 8}, 1, 1.f, "stream"), a = test::random_tensor({2, 7}, 2, 1.f, "branch");
+  Tensor g = test::random_tensor({7}, 3, 1.f, "ls1");
+  try {
+    ops::add_scaled(ctx, x, a, Tensor(), x);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("branch"), std::string::npos) << e.message();
+  }
+  Tensor a2 = test::random_tensor({2, 8}, 4, 1.f, "branch");
+  try {
+    ops::add_scaled(ctx, x, a2, g, x);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("ls1"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace dacpp

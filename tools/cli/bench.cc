@@ -97,6 +97,7 @@ Command register_bench(CLI::App& app) {
               times.push_back(ms_since(t0));
             }
             std::sort(times.begin(), times.end());
+            const Runner::DeviceMemory mem = runner.device_memory();
             const double median = times[times.size() / 2];
             nlohmann::json j = {{"model", o->model},   {"width", w},
                                 {"height", h},         {"batch", o->batch},
@@ -107,7 +108,10 @@ Command register_bench(CLI::App& app) {
                                 {"load_ms", load_ms},  {"peak_rss_mb", peak_rss_kb() / 1024.0},
                                 {"device", device_name(model->device())},
                                 {"precision", dtype_name(model->act_dtype())},
-                                {"device_weight_mb", model->device_weight_bytes() / 1048576.0}};
+                                {"device_weight_mb", model->device_weight_bytes() / 1048576.0},
+                                {"device_runner_peak_mb", mem.peak_bytes / 1048576.0},
+                                {"device_total_peak_mb", (model->device_weight_bytes() + mem.peak_bytes) / 1048576.0},
+                                {"gpu_used_mb", mem.gpu_used_bytes / 1048576.0}};
             if (o->json) {
               std::printf("%s\n", j.dump(2).c_str());
             } else {

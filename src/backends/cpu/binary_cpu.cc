@@ -82,4 +82,26 @@ void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Te
   map_binary(c, a, b, y, [](float u, float v) { return u * v; });
 }
 
+void add_scaled(CpuContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y) {
+  if (x.numel() == 0) return;
+  const int64_t cols = gamma.defined() ? gamma.numel() : x.numel();
+  const int64_t rows = x.numel() / cols;
+  const float* xp = static_cast<const float*>(x.raw());
+  const float* ap = static_cast<const float*>(a.raw());
+  const float* gp = gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr;
+  float* yp = static_cast<float*>(y.raw());
+  c.pool().parallel_for(rows, std::max<int64_t>(1, kGrain / cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* xr = xp + r * cols;
+      const float* ar = ap + r * cols;
+      float* yr = yp + r * cols;
+      if (gp) {
+        for (int64_t i = 0; i < cols; ++i) yr[i] = xr[i] + ar[i] * gp[i];
+      } else {
+        for (int64_t i = 0; i < cols; ++i) yr[i] = xr[i] + ar[i];
+      }
+    }
+  });
+}
+
 }  // namespace dacpp::cpu

@@ -41,6 +41,8 @@ void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corner
 void unary(CpuContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 // y = a (op) broadcast(b); b's shape is right-aligned against a's and already validated.
 void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
+// y = x + a ⊙ gamma (gamma [C] over the last dim, or undefined); contract ops/elementwise.h.
+void add_scaled(CpuContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y);
 
 void permute(CpuContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
 

@@ -8,6 +8,9 @@
 //   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
+// 1×1 convs and any conv whose im2col matrix fits 128 MiB per image (the patch embedding, DPT's 3×3 stride-2
+// resize) run as im2col + cuBLASLt instead (conv_gemm below): cuBLASLt's Hopper kernels beat the implicit GEMM
+// by far on these shapes.
 // 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) run the direct kernel of
 // conv3x3_tc.cuh instead; conv2d_generic (conv2d_variants.cuh) forces the implicit GEMM (benchmarks, tests).
 #include <climits>
@@ -15,11 +18,13 @@
 #include <type_traits>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/conv2d_variants.cuh"
 #include "backends/cuda/conv3x3_tc.cuh"
+#include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
 
 namespace dacpp::cuda {
@@ -276,6 +281,102 @@ void dispatch3x3(const CudaContext& c, const Tensor& x, const Tensor& w, const f
   return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
 }
 
+// ---- im2col + cuBLASLt: 1×1 projections, the patch embedding, strided convs ----
+// Per image, Y[O, P] = W[O, K] · X̂[K, P] (row-major). cuBLASLt sees column-major D[P, O] = X̂^T[P, K] · W^T[K, O]
+// with X̂ stored [K, P] (ld P) and W stored [O, K] (ld K); D stored [O, P] per image is exactly NCHW. A 1×1,
+// stride-1, unpadded conv uses x itself as X̂; anything else gathers X̂ into the context's scratch first, a chunk
+// of images at a time (kMaxColBytes). The bias runs along D's columns, which cuBLASLt's epilogue cannot
+// broadcast, so bias and ReLU follow in one pass over y.
+constexpr size_t kMaxColBytes = size_t{128} << 20;
+
+template <typename T>
+__global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, long long total) {
+  const long long per_img_p = static_cast<long long>(a.oh) * a.ow;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long p = i % per_img_p;
+    const long long rest = i / per_img_p;
+    const int k = static_cast<int>(rest % a.k_total);
+    const int nb = n0 + static_cast<int>(rest / a.k_total);
+    const int khw = a.kh * a.kw, ci = k / khw, r = k - ci * khw, ky = r / a.kw, kx = r - ky * a.kw;
+    const int oy = static_cast<int>(p / a.ow), ox = static_cast<int>(p - static_cast<long long>(oy) * a.ow);
+    const int iy = oy * a.sh - a.ph + ky, ix = ox * a.sw - a.pw + kx;
+    T v = from_float<T>(0.f);
+    if (iy >= 0 && iy < a.h && ix >= 0 && ix < a.w)
+      v = x[((static_cast<long long>(nb) * a.c + ci) * a.h + iy) * a.w + ix];
+    col[i] = v;
+  }
+}
+
+// y[n, o, p] = act(y + bias[o]) over the whole output.
+template <typename T>
+__global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, int o_count, long long plane,
+                                        long long total, int relu) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float v = to_float(y[i]);
+    if (bias) v += bias[(i / plane) % o_count];
+    if (relu) v = fmaxf(v, 0.f);
+    y[i] = from_float<T>(v);
+  }
+}
+
+unsigned grid_1d(const CudaContext& c, long long n) {
+  const long long want = (n + 255) / 256, cap = static_cast<long long>(c.sm_count()) * 32;
+  return static_cast<unsigned>(std::max(1LL, std::min(want, cap)));
+}
+
+bool is_pointwise(const ConvArgs& a) {
+  return a.kh == 1 && a.kw == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 && a.pw == 0;
+}
+
+size_t col_bytes_per_image(const ConvArgs& a, DType dt) {
+  return dtype_nbytes(dt, static_cast<int64_t>(a.k_total) * a.oh * a.ow);
+}
+
+// The GEMM path applies to 1×1 convs and to convs whose im2col matrix of one image fits kMaxColBytes.
+bool gemm_applies(const Tensor& x, const ConvArgs& a) {
+  return is_pointwise(a) || col_bytes_per_image(a, x.dtype()) <= kMaxColBytes;
+}
+
+template <typename T>
+void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+               const std::string& what) {
+  const long long p = static_cast<long long>(a.oh) * a.ow;
+  const bool pointwise = is_pointwise(a);
+  const size_t per_img = col_bytes_per_image(a, x.dtype());
+  const int chunk = pointwise ? a.n : static_cast<int>(std::max<size_t>(1, std::min<size_t>(a.n, kMaxColBytes / per_img)));
+  GemmSpec g;
+  g.m = p;
+  g.n = a.o;
+  g.k = a.k_total;
+  g.lda = p;
+  g.ldb = a.k_total;
+  g.ldd = p;
+  g.stride_a = static_cast<int64_t>(a.k_total) * p;
+  g.stride_d = static_cast<int64_t>(a.o) * p;
+  g.dtype = x.dtype();
+  T* col = pointwise ? nullptr : static_cast<T*>(c.scratch(per_img * static_cast<size_t>(chunk), "conv2d im2col"));
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    const T* src = static_cast<const T*>(x.raw()) + static_cast<long long>(n0) * a.c * a.h * a.w;
+    if (!pointwise) {
+      const long long total = static_cast<long long>(nb) * a.k_total * p;
+      im2col_kernel<T><<<grid_1d(c, total), 256, 0, c.stream()>>>(static_cast<const T*>(x.raw()), col, a, n0, total);
+      DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
+      src = col;
+    }
+    g.batch = nb;
+    gemm(c, g, src, w.raw(), static_cast<T*>(y.raw()) + static_cast<long long>(n0) * a.o * p, nullptr, what.c_str());
+  }
+  if (bias || a.relu) {
+    const long long total = static_cast<long long>(a.n) * a.o * p;
+    channel_bias_act_kernel<T><<<grid_1d(c, total), 256, 0, c.stream()>>>(static_cast<T*>(y.raw()), bias, a.o, p,
+                                                                          total, a.relu);
+    DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
+  }
+}
+
 ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeometry& g, Epilogue act) {
   const int64_t per_image = x.dim(1) * x.dim(2) * x.dim(3);
   DACPP_CHECK(per_image < INT_MAX && y.dim(1) * y.dim(2) * y.dim(3) < INT_MAX && w.dim(0) < (1 << 24) &&
@@ -303,13 +404,20 @@ ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeomet
   return a;
 }
 
+enum class ConvPath { Auto, ImplicitGemm, Gemm };
+
 void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-              const ConvGeometry& g, Epilogue act, bool allow_direct) {
+              const ConvGeometry& g, Epilogue act, ConvPath path) {
   if (y.numel() == 0) return;
   const ConvArgs a = make_args(x, w, y, g, act);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
-  const bool direct = allow_direct && direct3x3_applies(x, w, a);
+  const bool direct = path == ConvPath::Auto && direct3x3_applies(x, w, a);
+  if (!direct && path != ConvPath::ImplicitGemm && gemm_applies(x, a)) {
+    const std::string what = str_cat("conv2d ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " ",
+                                     shape_str(x.shape()), " -> ", shape_str(y.shape()));
+    return dispatch_float(x.dtype(), "conv2d", [&](auto tag) { conv_gemm<decltype(tag)>(c, x, w, bp, y, a, what); });
+  }
   switch (x.dtype()) {
     case DType::F32:
       return launch<float>(c.stream(), x, w, bp, y, a);
@@ -329,7 +437,7 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
 
 void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
             Epilogue act) {
-  run_conv(c, x, w, bias, y, g, act, true);
+  run_conv(c, x, w, bias, y, g, act, ConvPath::Auto);
 }
 
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -359,7 +467,12 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 
 void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                     const ConvGeometry& g, Epilogue act) {
-  run_conv(c, x, w, bias, y, g, act, false);
+  run_conv(c, x, w, bias, y, g, act, ConvPath::ImplicitGemm);
+}
+
+void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const ConvGeometry& g, Epilogue act) {
+  run_conv(c, x, w, bias, y, g, act, ConvPath::Gemm);
 }
 
 std::vector<KernelInfo> conv2d_kernels() {
@@ -369,6 +482,12 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_tc<f16,64>", reinterpret_cast<const void*>(&conv2d_tc<__half, 2>)},
       {"conv2d_tc<f16,32>", reinterpret_cast<const void*>(&conv2d_tc<__half, 1>)},
       {"conv2d_simt<f32>", reinterpret_cast<const void*>(&conv2d_simt<float>)},
+      {"conv2d_im2col<f32>", reinterpret_cast<const void*>(&im2col_kernel<float>)},
+      {"conv2d_im2col<bf16>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16>)},
+      {"conv2d_im2col<f16>", reinterpret_cast<const void*>(&im2col_kernel<__half>)},
+      {"conv2d_bias_act<f32>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float>)},
+      {"conv2d_bias_act<bf16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16>)},
+      {"conv2d_bias_act<f16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half>)},
       {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16>)},
       {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8>)},
       {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16>)},

@@ -3,12 +3,21 @@
 // For stride == K (DPT's 4×4 s4 and 2×2 s2) exactly one (ky, kx) contributes: ky = oy mod s, kx = ox mod s.
 // Threads of a warp share (n, o, oy) and walk the channels in step, so their x reads are contiguous along ix and
 // their w reads fall into k·k adjacent values (L1-resident). Math f32, one rounding to the output dtype.
-// Expected cost: 2 loads per FMA; fine for DA2-S/B heads, a GEMM + scatter would be faster for DA2-L (C = 256/512).
+// Expected cost: 2 loads per FMA. Used only when stride != K.
+//
+// stride == K (every DPT reassemble upsampling) runs as a GEMM + scatter instead: the K·K taps never overlap, so
+//   Z[(o, ky, kx), p] = Σ_c w[c, (o, ky, kx)] · x[c, p]          (p = iy·W + ix, per image)
+//   y[o, iy·s + ky, ix·s + kx] = Z[(o, ky, kx), p] + bias[o]
+// cuBLASLt computes column-major D[P, O·K·K] = X^T[P, C] · W[C, O·K·K] (x stored [C, P], w stored [C, O·K·K] and
+// transposed), i.e. Z stored [O·K·K, P] per image, into the context's scratch; the scatter is one coalesced write
+// per output element.
 #include <climits>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops_nn.h"
+#include "backends/cuda/gemm.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
 
@@ -51,6 +60,56 @@ __global__ void __launch_bounds__(128)
   y[((static_cast<long long>(nb) * a.o + o) * a.oh + oy) * a.ow + ox] = from_float<T>(acc);
 }
 
+// y[n, o, oy, ox] = z[n, (o, oy % s, ox % s), (oy / s)·w + ox / s] + bias[o] for images [n0, n0 + nb).
+template <typename T>
+__global__ void deconv_scatter_kernel(const T* __restrict__ z, const float* __restrict__ bias, T* __restrict__ y,
+                                      DeconvArgs a, long long total) {
+  const long long plane = static_cast<long long>(a.oh) * a.ow, zplane = static_cast<long long>(a.h) * a.w;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long no = i / plane;  // image-in-chunk · O + o
+    const int r = static_cast<int>(i - no * plane);
+    const int oy = r / a.ow, ox = r - oy * a.ow, o = static_cast<int>(no % a.o);
+    const int ky = oy % a.s, kx = ox % a.s;
+    const long long zi = ((no * a.k + ky) * a.k + kx) * zplane + static_cast<long long>(oy / a.s) * a.w + ox / a.s;
+    y[i] = from_float<T>(to_float(z[zi]) + (bias ? bias[o] : 0.f));
+  }
+}
+
+constexpr size_t kMaxScratchBytes = size_t{64} << 20;  // Z of one chunk of images
+
+template <typename T>
+void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
+  const long long p = static_cast<long long>(a.h) * a.w, okk = static_cast<long long>(a.o) * a.k * a.k;
+  const size_t per_img = dtype_nbytes(x.dtype(), okk * p);
+  const int chunk = static_cast<int>(std::max<size_t>(1, std::min<size_t>(a.n, kMaxScratchBytes / per_img)));
+  T* z = static_cast<T*>(c.scratch(per_img * static_cast<size_t>(chunk), "conv_transpose2d GEMM result"));
+  GemmSpec g;
+  g.m = p;
+  g.n = okk;
+  g.k = a.c;
+  g.trans_b = true;
+  g.lda = p;
+  g.ldb = okk;
+  g.ldd = p;
+  g.stride_a = static_cast<int64_t>(a.c) * p;
+  g.stride_d = okk * p;
+  g.dtype = x.dtype();
+  const std::string what = str_cat("conv_transpose2d ", w.name().empty() ? std::string("w") : "'" + w.name() + "'",
+                                   " ", shape_str(x.shape()), " -> ", shape_str(y.shape()));
+  const long long plane = static_cast<long long>(a.oh) * a.ow;
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    g.batch = nb;
+    gemm(c, g, static_cast<const T*>(x.raw()) + n0 * g.stride_a, w.raw(), z, nullptr, what.c_str());
+    const long long total = static_cast<long long>(nb) * a.o * plane;
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 32LL * c.sm_count()));
+    deconv_scatter_kernel<T><<<blocks, 256, 0, c.stream()>>>(z, bias, static_cast<T*>(y.raw()) + n0 * a.o * plane,
+                                                              a, total);
+    DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_scatter");
+  }
+}
+
 template <typename T>
 void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
   const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
@@ -73,6 +132,8 @@ void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Te
                      static_cast<int>(y.dim(2)), static_cast<int>(y.dim(3))};
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
+  if (a.k == a.s)
+    return dispatch_float(x.dtype(), "conv_transpose2d", [&](auto tag) { deconv_gemm<decltype(tag)>(c, x, w, bp, y, a); });
   switch (x.dtype()) {
     case DType::F32:
       return launch<float>(c.stream(), x, w, bp, y, a);
@@ -92,6 +153,9 @@ std::vector<KernelInfo> conv_transpose2d_kernels() {
       {"conv_transpose2d_gather<f32>", reinterpret_cast<const void*>(&conv_transpose2d_gather<float>)},
       {"conv_transpose2d_gather<bf16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__nv_bfloat16>)},
       {"conv_transpose2d_gather<f16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__half>)},
+      {"conv_transpose2d_scatter<f32>", reinterpret_cast<const void*>(&deconv_scatter_kernel<float>)},
+      {"conv_transpose2d_scatter<bf16>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__nv_bfloat16>)},
+      {"conv_transpose2d_scatter<f16>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__half>)},
   };
 }
 

@@ -1,8 +1,13 @@
 #include "backends/cuda/cuda_context.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/gemm.h"
 #include "core/log.h"
+#include "core/tensor.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -23,6 +28,7 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
   sm_count_ = prop.multiProcessorCount;
   device_name_ = prop.name;
   allocator_ = std::make_unique<DeviceAllocator>(device_index);
+  gemm_plans_ = std::make_unique<GemmPlans>();
   try {
     DACPP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CUDA context: create stream on cuda:",
                      device_index);
@@ -45,9 +51,45 @@ CudaContext::~CudaContext() {
     log::error("CUDA context cuda:", device_index_, ": pending work failed at teardown: ", cudaGetErrorName(err),
                ": ", cudaGetErrorString(err));
   allocator_->deallocate(workspace_);
+  converted_.clear();
+  scratch_.clear();
+  gemm_plans_.reset();
   cublasLtDestroy(lt_);
   cudaStreamDestroy(stream_);
   cudaGetLastError();
+}
+
+void* CudaContext::scratch(size_t bytes, const char* what) {
+  if (bytes > scratch_size_ || scratch_.empty()) {
+    const size_t grow = std::max(bytes, scratch_size_ + scratch_size_ / 2);  // geometric: few generations
+    scratch_.push_back(allocator_->allocate_shared(grow, what));
+    scratch_size_ = grow;
+    scratch_total_ += grow;
+  }
+  return scratch_.back().get();
+}
+
+std::shared_ptr<const void> CudaContext::converted(const Tensor& v, DType dtype) {
+  const std::shared_ptr<void>& owner = v.storage();
+  if (!owner) {
+    // A borrowed view (an activation): its address may be reused, so nothing is cached; the copy lives in the
+    // scratch buffer, valid for the op that asked (which must not call scratch() itself).
+    void* p = scratch(dtype_nbytes(dtype, v.numel()), "converted vector");
+    Tensor dst = Tensor::view(p, v.shape(), dtype, v.device(), nullptr, v.name());
+    cast(*this, v, dst);
+    return std::shared_ptr<const void>(p, [](const void*) {});
+  }
+  const auto key = std::make_tuple(static_cast<const void*>(v.raw()), v.numel(), dtype);
+  auto it = converted_.find(key);
+  if (it != converted_.end() && it->second.owner.lock() == owner) return it->second.data;
+  // Forget conversions whose source is gone (a model freed while this context lives).
+  for (auto e = converted_.begin(); e != converted_.end();)
+    e = e->second.owner.expired() ? converted_.erase(e) : std::next(e);
+  std::shared_ptr<void> data = allocator_->allocate_shared(dtype_nbytes(dtype, v.numel()), "converted weight vector");
+  Tensor dst = Tensor::view(data.get(), v.shape(), dtype, v.device(), nullptr, v.name());
+  cast(*this, v, dst);
+  converted_[key] = Converted{owner, data};
+  return data;
 }
 
 void CudaContext::make_current() const {
@@ -69,6 +111,13 @@ void synchronize(CudaContext& ctx, const char* what) { ctx.synchronize(what); }
 MemoryStats memory_stats(CudaContext& ctx) {
   DeviceAllocator& a = ctx.allocator();
   return MemoryStats{a.live_bytes(), a.cached_bytes(), a.peak_bytes()};
+}
+
+size_t device_used_bytes(CudaContext& ctx) {
+  ctx.make_current();
+  size_t free = 0, total = 0;
+  DACPP_CUDA_CHECK(cudaMemGetInfo(&free, &total), "cudaMemGetInfo on cuda:", ctx.device_index());
+  return total - free;
 }
 
 void release_cached(CudaContext& ctx) { ctx.allocator().release_cached(); }

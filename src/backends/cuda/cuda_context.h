@@ -8,11 +8,22 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "backends/cuda/device_allocator.h"
+#include "core/dtype.h"
+
+namespace dacpp {
+class Tensor;
+}
 
 namespace dacpp::cuda {
+
+class GemmPlans;
 
 class CudaContext {
  public:
@@ -37,6 +48,22 @@ class CudaContext {
   // Number of streaming multiprocessors (for grid sizing).
   int sm_count() const { return sm_count_; }
 
+  // The cuBLASLt plans of this context (gemm.h).
+  GemmPlans& gemm_plans() { return *gemm_plans_; }
+
+  // Scratch device memory for one op's temporaries (an im2col matrix, a GEMM result before its scatter): >= bytes,
+  // 256-byte aligned, valid until the next scratch() call on this context. Ops on one context run in stream order,
+  // so one buffer serves them all. A larger request allocates a larger buffer; earlier buffers are kept until the
+  // context dies, because a captured CUDA graph may still refer to them (never freed under a graph). Throws
+  // OutOfMemory naming `what`.
+  void* scratch(size_t bytes, const char* what);
+  size_t scratch_bytes() const { return scratch_total_; }  // every generation, for memory reports
+
+  // `v` (a device vector of f32, e.g. a bias) converted to `dtype`, computed once per (tensor storage, dtype) and
+  // kept while the storage lives: weights are converted on first use instead of on every call. A tensor without
+  // owned storage (an activation view) is converted into scratch() each time.
+  std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
+
   // Makes this context's device current on the calling thread (ops call it before enqueuing work).
   void make_current() const;
   // Waits for all work on stream(); a failure (also an asynchronous kernel fault) throws Backend naming `what`.
@@ -52,6 +79,14 @@ class CudaContext {
   int sm_count_ = 0;
   std::string device_name_;
   std::unique_ptr<DeviceAllocator> allocator_;
+  std::unique_ptr<GemmPlans> gemm_plans_;
+  std::vector<std::shared_ptr<void>> scratch_;  // the current buffer last; older ones kept for captured graphs
+  size_t scratch_size_ = 0, scratch_total_ = 0;
+  struct Converted {
+    std::weak_ptr<void> owner;    // the source tensor's storage
+    std::shared_ptr<void> data;   // the converted copy
+  };
+  std::map<std::tuple<const void*, int64_t, DType>, Converted> converted_;
 };
 
 }  // namespace dacpp::cuda

@@ -65,6 +65,8 @@ struct MemoryStats {
   size_t live_bytes = 0, cached_bytes = 0, peak_bytes = 0;
 };
 MemoryStats memory_stats(CudaContext& ctx);
+// Device memory in use by every process and context on ctx's GPU (cudaMemGetInfo: total − free), in bytes.
+size_t device_used_bytes(CudaContext& ctx);
 // Returns ctx's cached free blocks to the driver (e.g. after a large one-off forward).
 void release_cached(CudaContext& ctx);
 // An activation arena whose blocks come from ctx's allocator; its tensors are on cuda:N.
@@ -81,11 +83,13 @@ enum class BinaryKind { Add, Mul };
 
 // x: [M, K] (flattened), w: [N, K] same dtype as x, bias: [N] f32 or undefined, y: [M, N] same dtype as x.
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
-// x, y: [R, C] (flattened, same dtype); gamma, beta: [C] f32; y may alias x.
+// x, y: [R, C] (flattened; same dtype, or x f32 and y bf16 / f16); gamma, beta: [C] f32; y may alias x.
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
 void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 // y = a (op) broadcast(b); b's shape right-aligned against a's, already validated.
 void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
+// y = x + a ⊙ gamma in f32 (x, y one dtype; a any activation dtype; gamma [C] f32 or undefined); y may alias x.
+void add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y);
 void permute(CudaContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
 void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners);
 void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,

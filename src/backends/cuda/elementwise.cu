@@ -181,7 +181,61 @@ void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tenso
 template <typename T, int K>
 void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
   if (b.dtype() == DType::F32) return launch_binary_mixed<T, K, float>(c, a, b, y);
+  if constexpr (std::is_same_v<T, float>) {  // an f32 stream with a bf16 / f16 operand
+    if (b.dtype() == DType::BF16) return launch_binary_mixed<T, K, __nv_bfloat16>(c, a, b, y);
+    return launch_binary_mixed<T, K, __half>(c, a, b, y);
+  }
   return launch_binary_mixed<T, K, T>(c, a, b, y);
+}
+
+// y = x + a · gamma[i % cols] (gamma null: y = x + a), f32 math, one rounding to T.
+template <typename T, typename TA>
+__global__ void add_scaled_kernel(const T* x, const TA* __restrict__ a, const float* __restrict__ gamma, T* y,
+                                  int64_t n, int64_t cols) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const float av = to_f32(a[i]);
+    y[i] = from_f32<T>(to_f32(x[i]) + (gamma ? av * gamma[i % cols] : av));
+  }
+}
+
+// Vector form: 8 elements per step (two 16-byte loads of an f32 stream, one of a bf16 / f16 branch); n, cols
+// multiples of 8, pointers 16-byte aligned.
+template <typename T, typename TA>
+__global__ void add_scaled_vec8_kernel(const T* x, const TA* __restrict__ a, const float* __restrict__ gamma, T* y,
+                                       int64_t n8, int64_t cols) {
+  struct alignas(16) X8 {
+    T v[8];
+  };
+  struct alignas(16) A8 {
+    TA v[8];
+  };
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n8; i += int64_t{gridDim.x} * blockDim.x) {
+    X8 xv = reinterpret_cast<const X8*>(x)[i];
+    const A8 av = reinterpret_cast<const A8*>(a)[i];
+    const int64_t c0 = (i * 8) % cols;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float t = to_f32(av.v[j]);
+      xv.v[j] = from_f32<T>(to_f32(xv.v[j]) + (gamma ? t * gamma[c0 + j] : t));
+    }
+    reinterpret_cast<X8*>(y)[i] = xv;
+  }
+}
+
+template <typename T, typename TA>
+void launch_add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y) {
+  const int64_t n = x.numel(), cols = gamma.defined() ? gamma.numel() : 8;
+  if (n % 8 == 0 && cols % 8 == 0 && aligned_to(x.raw(), 16) && aligned_to(a.raw(), 16) && aligned_to(y.raw(), 16)) {
+    add_scaled_vec8_kernel<T, TA><<<grid_for(c, n / 8, kBlock), kBlock, 0, c.stream()>>>(
+        static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
+        gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n / 8, cols);
+    DACPP_CUDA_LAUNCH_CHECK("add_scaled_vec8");
+    return;
+  }
+  add_scaled_kernel<T, TA><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(
+      static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
+      gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n, cols);
+  DACPP_CUDA_LAUNCH_CHECK("add_scaled");
 }
 
 template <typename T>
@@ -224,9 +278,37 @@ void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, T
   });
 }
 
+void add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y) {
+  if (x.numel() == 0) return;
+  c.make_current();
+  dispatch_float(x.dtype(), "add_scaled", [&](auto tag) {
+    using T = decltype(tag);
+    dispatch_float(a.dtype(), "add_scaled", [&](auto atag) {
+      using TA = decltype(atag);
+      if constexpr (std::is_same_v<T, TA> || std::is_same_v<T, float>) launch_add_scaled<T, TA>(c, x, a, gamma, y);
+      else DACPP_THROW(ErrorCode::Unsupported, "add_scaled (cuda): ", dtype_name(a.dtype()), " branch into a ",
+                       dtype_name(x.dtype()), " stream");
+    });
+  });
+}
+
 std::vector<KernelInfo> elementwise_kernels() {
   std::vector<KernelInfo> out;
   append_kernels<float>(out, "f32");
+  out.push_back({"add_scaled<f32,f32>", reinterpret_cast<const void*>(&add_scaled_kernel<float, float>)});
+  out.push_back({"add_scaled_vec8<f32,f32>", reinterpret_cast<const void*>(&add_scaled_vec8_kernel<float, float>)});
+  out.push_back({"add_scaled_vec8<f32,bf16>",
+                 reinterpret_cast<const void*>(&add_scaled_vec8_kernel<float, __nv_bfloat16>)});
+  out.push_back({"add_scaled_vec8<f32,f16>", reinterpret_cast<const void*>(&add_scaled_vec8_kernel<float, __half>)});
+  out.push_back({"add_scaled_vec8<bf16,bf16>",
+                 reinterpret_cast<const void*>(&add_scaled_vec8_kernel<__nv_bfloat16, __nv_bfloat16>)});
+  out.push_back({"add_scaled_vec8<f16,f16>", reinterpret_cast<const void*>(&add_scaled_vec8_kernel<__half, __half>)});
+  out.push_back({"add_scaled<f32,bf16>", reinterpret_cast<const void*>(&add_scaled_kernel<float, __nv_bfloat16>)});
+  out.push_back({"add_scaled<f32,f16>", reinterpret_cast<const void*>(&add_scaled_kernel<float, __half>)});
+  out.push_back({"add_scaled<bf16,bf16>", reinterpret_cast<const void*>(&add_scaled_kernel<__nv_bfloat16, __nv_bfloat16>)});
+  out.push_back({"add_scaled<f16,f16>", reinterpret_cast<const void*>(&add_scaled_kernel<__half, __half>)});
+  out.push_back({"binary_mod_add<f32,bf16b>", reinterpret_cast<const void*>(&binary_mod_kernel<float, 0, __nv_bfloat16>)});
+  out.push_back({"binary_mod_add<f32,f16b>", reinterpret_cast<const void*>(&binary_mod_kernel<float, 0, __half>)});
   append_kernels<__nv_bfloat16>(out, "bf16");
   append_kernels<__half>(out, "f16");
   return out;

@@ -20,17 +20,21 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // V: elements per load (1, or Vec16<T>::kN when the row length and pointers allow 16-byte loads).
-template <typename T, int V>
-__global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, T* y,
+// TY: y's dtype (T, or bf16 / f16 from an f32 stream).
+template <typename T, int V, typename TY = T>
+__global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
                                   int64_t rows, int64_t cols, float eps) {
   struct alignas(sizeof(T) * V) Pack {
     T v[V];
+  };
+  struct alignas(sizeof(TY) * V) PackY {
+    TY v[V];
   };
   const int lane = threadIdx.x & 31;
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
   if (row >= rows) return;
   const Pack* xr = reinterpret_cast<const Pack*>(x + row * cols);
-  Pack* yr = reinterpret_cast<Pack*>(y + row * cols);
+  PackY* yr = reinterpret_cast<PackY*>(y + row * cols);
   const int64_t packs = cols / V;
   float s = 0.f;
   for (int64_t p = lane; p < packs; p += 32) {
@@ -50,17 +54,18 @@ __global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, c
   }
   const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(cols) + eps);
   for (int64_t p = lane; p < packs; p += 32) {
-    Pack v = xr[p];
+    const Pack v = xr[p];
+    PackY o;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const int64_t c = p * V + j;
-      v.v[j] = from_f32<T>((to_f32(v.v[j]) - mean) * rstd * gamma[c] + beta[c]);
+      o.v[j] = from_f32<TY>((to_f32(v.v[j]) - mean) * rstd * gamma[c] + beta[c]);
     }
-    yr[p] = v;
+    yr[p] = o;
   }
 }
 
-template <typename T>
+template <typename T, typename TY = T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   const int64_t cols = x.dim(-1);
   const int64_t rows = x.numel() / cols;
@@ -68,15 +73,15 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   DACPP_CHECK(blocks <= 0x7fffffff, ErrorCode::Unsupported, "layer_norm: ", rows, " rows exceed the CUDA grid");
   constexpr int kN = Vec16<T>::kN;
   const T* xp = static_cast<const T*>(x.raw());
-  T* yp = static_cast<T*>(y.raw());
+  TY* yp = static_cast<TY*>(y.raw());
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
-    layer_norm_kernel<T, kN><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+    layer_norm_kernel<T, kN, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
         xp, gp, bp, yp, rows, cols, eps);
     DACPP_CUDA_LAUNCH_CHECK("layer_norm_vec");
   } else {
-    layer_norm_kernel<T, 1><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+    layer_norm_kernel<T, 1, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
         xp, gp, bp, yp, rows, cols, eps);
     DACPP_CUDA_LAUNCH_CHECK("layer_norm");
   }
@@ -87,6 +92,10 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   if (x.numel() == 0) return;
   c.make_current();
+  if (x.dtype() == DType::F32 && y.dtype() == DType::BF16) return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y);
+  if (x.dtype() == DType::F32 && y.dtype() == DType::F16) return launch<float, __half>(c, x, gamma, beta, eps, y);
+  DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm (cuda): ", dtype_name(x.dtype()), " -> ",
+              dtype_name(y.dtype()));
   dispatch_float(x.dtype(), "layer_norm", [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y); });
 }
 
@@ -98,6 +107,10 @@ std::vector<KernelInfo> layer_norm_kernels() {
       {"layer_norm<bf16,1>", reinterpret_cast<const void*>(&layer_norm_kernel<__nv_bfloat16, 1>)},
       {"layer_norm<f16,8>", reinterpret_cast<const void*>(&layer_norm_kernel<__half, 8>)},
       {"layer_norm<f16,1>", reinterpret_cast<const void*>(&layer_norm_kernel<__half, 1>)},
+      {"layer_norm<f32,4,bf16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 4, __nv_bfloat16>)},
+      {"layer_norm<f32,1,bf16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 1, __nv_bfloat16>)},
+      {"layer_norm<f32,4,f16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 4, __half>)},
+      {"layer_norm<f32,1,f16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 1, __half>)},
   };
 }
 

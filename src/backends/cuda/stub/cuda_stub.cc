@@ -32,6 +32,7 @@ void launch(CudaContext&, const Graph&) { no_cuda("CUDA graph launch"); }
 
 Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
 MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
+size_t device_used_bytes(CudaContext&) { no_cuda("cuda::device_used_bytes"); }
 void release_cached(CudaContext&) { no_cuda("cuda::release_cached"); }
 HostArena make_arena(CudaContext&, size_t) { no_cuda("cuda::make_arena"); }
 Tensor upload(CudaContext&, const Tensor&, DType) { no_cuda("cuda::upload"); }
@@ -42,6 +43,7 @@ void layer_norm(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float
 }
 void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); }
 void binary(CudaContext&, BinaryKind, const Tensor&, const Tensor&, Tensor&) { no_cuda("binary"); }
+void add_scaled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) { no_cuda("add_scaled"); }
 void permute(CudaContext&, const Tensor&, const std::vector<int>&, Tensor&) { no_cuda("permute"); }
 void resize_bilinear(CudaContext&, const Tensor&, Tensor&, bool) { no_cuda("resize_bilinear"); }
 void resize_bilinear_rows(CudaContext&, const Tensor&, Tensor&, int64_t, int64_t, bool) {

@@ -1,0 +1,168 @@
+#include "backends/cuda/gemm.h"
+
+#include <array>
+#include <map>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_context.h"
+
+namespace dacpp::cuda {
+namespace {
+
+constexpr size_t kMaxPlans = 512;
+
+cudaDataType_t cuda_type(DType dt) {
+  switch (dt) {
+    case DType::F32:
+      return CUDA_R_32F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    case DType::F16:
+      return CUDA_R_16F;
+    default:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Internal, "gemm: dtype ", dtype_name(dt), " reached cuBLASLt");
+}
+
+// Largest power of two <= 256 dividing the address (cuBLASLt's alignment preferences).
+uint32_t alignment_of(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uint32_t al = 256;
+  while (al > 1 && a % al != 0) al >>= 1;
+  return al;
+}
+
+using Key = std::array<int64_t, 18>;
+
+Key key_of(const GemmSpec& s, const void* a, const void* b, const void* d, const void* bias) {
+  return Key{s.m,
+             s.n,
+             s.k,
+             s.trans_a,
+             s.trans_b,
+             s.lda,
+             s.ldb,
+             s.ldd,
+             s.batch,
+             s.stride_a,
+             s.stride_b,
+             s.stride_d,
+             static_cast<int64_t>(s.dtype),
+             static_cast<int64_t>(s.epilogue),
+             alignment_of(a),
+             alignment_of(b),
+             alignment_of(d),
+             bias ? alignment_of(bias) : 0};
+}
+
+// Descriptors and algorithm of one GEMM shape.
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t p = nullptr;
+  ~Preference() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
+};
+
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const void* v, size_t sz, const char* what) {
+  DACPP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d, attr, v, sz), what, ": cublasLtMatmulDescSetAttribute");
+}
+
+void make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                 int64_t stride, const char* what, const char* which) {
+  DACPP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+                     what, ": layout of ", which);
+  if (batch == 1) return;
+  const int32_t count = static_cast<int32_t>(batch);
+  DACPP_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+                     what, ": batch count of ", which);
+  DACPP_CUBLAS_CHECK(
+      cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)), what,
+      ": batch stride of ", which);
+}
+
+std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* bias, const char* what) {
+  auto p = std::make_unique<Plan>();
+  const cudaDataType_t t = cuda_type(s.dtype);
+  DACPP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), what, ": matmul desc");
+  const cublasOperation_t ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set_desc(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta), what);
+  set_desc(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb), what);
+  set_desc(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &s.epilogue, sizeof(s.epilogue), what);
+  // The heuristic reads the bias pointer's alignment (part of the key); each call sets the pointer itself.
+  if (bias) set_desc(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
+  // Stored shapes: A is [m, k] (or [k, m] when transposed), B is [k, n] (or [n, k]).
+  make_layout(&p->a, t, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.batch, s.stride_a, what, "A");
+  make_layout(&p->b, t, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.batch, s.stride_b, what, "B");
+  make_layout(&p->d, t, s.m, s.n, s.ldd, s.batch, s.stride_d, what, "D");
+  Preference pref;
+  DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p), what, ": preference");
+  const size_t ws = c.workspace_bytes();
+  DACPP_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref.p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)), what,
+      ": workspace preference");
+  const cublasLtMatmulPreferenceAttributes_t attrs[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  const uint32_t aligns[] = {static_cast<uint32_t>(k[14]), static_cast<uint32_t>(k[15]), static_cast<uint32_t>(k[16]),
+                             static_cast<uint32_t>(k[16])};
+  for (int i = 0; i < 4; ++i)
+    DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attrs[i], &aligns[i], sizeof(aligns[i])), what,
+                       ": alignment preference");
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  DACPP_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, 1, &heur, &found),
+                     what, ": algorithm heuristic");
+  DACPP_CHECK(found > 0, ErrorCode::Backend, what, ": cuBLASLt has no algorithm for m=", s.m, " n=", s.n, " k=", s.k,
+              " batch=", s.batch, " (device cuda:", c.device_index(), ")");
+  p->algo = heur.algo;
+  return p;
+}
+
+}  // namespace
+
+struct GemmPlans::Impl {
+  std::map<Key, std::unique_ptr<Plan>> plans;
+};
+
+GemmPlans::GemmPlans() : impl_(std::make_unique<Impl>()) {}
+GemmPlans::~GemmPlans() = default;
+size_t GemmPlans::size() const {
+  return impl_->plans.size();
+}
+
+void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
+          const char* what) {
+  const Key k = key_of(s, a, b, d, bias);
+  auto& plans = c.gemm_plans().impl().plans;
+  auto it = plans.find(k);
+  if (it == plans.end()) {
+    std::unique_ptr<Plan> p = make_plan(c, s, k, bias, what);
+    if (plans.size() >= kMaxPlans) plans.clear();
+    it = plans.emplace(k, std::move(p)).first;
+  }
+  Plan& p = *it->second;
+  // The bias pointer changes per call; setting it is a host-side write into the descriptor.
+  set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
+  const float alpha = 1.f, beta = 0.f;
+  DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &p.algo, c.workspace(),
+                                    c.workspace_bytes(), c.stream()),
+                     what, ": cublasLtMatmul");
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,54 @@
+// cuBLASLt GEMM shared by linear, conv2d and conv_transpose2d, with a per-context plan cache.
+//
+// Column-major, as cuBLASLt sees it:  D[m, n] = op(A)[m, k] · op(B)[k, n]  (+ bias[m], + ReLU per `epilogue`),
+// `batch` times with element strides stride_a / stride_b / stride_d between the matrices (stride 0 reuses one).
+// Accumulation and scale in f32 (CUBLAS_COMPUTE_32F: exact f32 for f32 inputs, no TF32). The bias, when given,
+// has D's dtype (cuBLASLt's rule for f32 / bf16 / f16 outputs) and is 16-byte aligned.
+//
+// The plan (descriptors + the heuristic's algorithm) depends only on the spec and the operands' alignments, so it
+// is built once per distinct shape and reused; the cache is bounded (cleared when full). Inside a CUDA graph only
+// the matmul itself is recorded, so the plans are host-side state that no graph refers to.
+// Include only from src/backends/cuda/.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "core/dtype.h"
+
+namespace dacpp::cuda {
+
+class CudaContext;
+
+struct GemmSpec {
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t lda = 0, ldb = 0, ldd = 0;  // leading dimensions of the stored (untransposed) matrices
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
+  DType dtype = DType::F32;  // A, B and D
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+};
+
+// Enqueues the GEMM on c's stream. `what` names the call in errors (Backend with cuBLAS's status text; fault
+// site blas.call). Throws Backend when cuBLASLt has no algorithm for the shape.
+void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias, const char* what);
+
+// The plans of one context (owned by CudaContext).
+class GemmPlans {
+ public:
+  GemmPlans();
+  ~GemmPlans();
+  GemmPlans(const GemmPlans&) = delete;
+  GemmPlans& operator=(const GemmPlans&) = delete;
+  size_t size() const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dacpp::cuda
