@@ -5,12 +5,10 @@
 #include <vector>
 
 #include "ops/resize.h"
+#include "pipeline/sky_fill.h"
 
 namespace dacpp {
 namespace {
-
-constexpr float kSkyThreshold = 0.3f;  // upstream compute_sky_mask
-constexpr int64_t kMinPixels = 10;
 
 // [1, h, w] → a new owning [oh, ow] tensor (bilinear, align_corners=True), or a plain copy at the same size.
 Tensor resized_copy(ops::Context& ctx, const Tensor& x, int64_t oh, int64_t ow) {
@@ -21,33 +19,7 @@ Tensor resized_copy(ops::Context& ctx, const Tensor& x, int64_t oh, int64_t ow) 
   return y.reshape({oh, ow});
 }
 
-// torch.quantile(v, q) with linear interpolation; v is consumed.
-float quantile(std::vector<float>& v, double q) {
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const float a = v[lo];
-  const float b = hi == lo ? a : *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-  return static_cast<float>(a + (b - a) * (pos - static_cast<double>(lo)));
-}
-
 }  // namespace
-
-bool fill_sky_depth(Tensor& depth, const Tensor& sky) {
-  float* d = depth.data<float>();
-  const float* s = sky.data<float>();
-  const int64_t n = depth.numel();
-  std::vector<float> ground;
-  for (int64_t i = 0; i < n; ++i)
-    if (s[i] < kSkyThreshold) ground.push_back(d[i]);
-  const int64_t n_ground = static_cast<int64_t>(ground.size());
-  if (n_ground <= kMinPixels || n - n_ground <= kMinPixels) return false;
-  const float far = quantile(ground, 0.99);
-  for (int64_t i = 0; i < n; ++i)
-    if (!(s[i] < kSkyThreshold)) d[i] = far;
-  return true;
-}
 
 void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models::ModelOutputs& out,
                  const RunOptions& options, DepthResult& res) {
@@ -61,7 +33,7 @@ void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models
     return;
   }
   Tensor depth = out.depth.reshape({ph, pw}).clone();
-  if (out.sky.defined()) fill_sky_depth(depth, out.sky.reshape({ph, pw}));
+  if (out.sky.defined()) pipeline::fill_sky_depth(depth, out.sky.reshape({ph, pw}));
   res.units = "relative-depth";
   if (cfg.metric) {
     res.units = "focal-normalised";

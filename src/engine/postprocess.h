@@ -24,7 +24,4 @@ void postprocess(ops::Context& ctx, const models::ModelConfig& cfg, const models
 void postprocess_view(ops::Context& ctx, const models::ModelOutputs& out, int64_t view, const RunOptions& options,
                       DepthResult& res);
 
-// The DA3 mono sky fill on host tensors depth, sky: [h, w] (depth modified in place). Returns whether it applied.
-bool fill_sky_depth(Tensor& depth, const Tensor& sky);
-
 }  // namespace dacpp

@@ -5,34 +5,16 @@
 #include "core/crash_context.h"
 #include "formats/nested_model_file.h"
 #include "pipeline/nested_align.h"
+#include "pipeline/sky_fill.h"
 
 namespace dacpp::models {
 namespace {
-
-constexpr double kSkyThreshold = 0.3;  // sky score >= this is sky (upstream compute_sky_mask)
-constexpr int64_t kMinPixels = 10;     // the fill needs more than this many sky and non-sky pixels
 
 ModelConfig branch_config(const ModelFile& branch, ModelKind want, const char* what) {
   ModelConfig c = ModelConfig::from_file(branch);
   DACPP_CHECK(c.kind == want, ErrorCode::InvalidModel, "model '", branch.path(), "': the nested ", what,
               " branch is a ", model_kind_name(c.kind), " network, expected ", model_kind_name(want));
   return c;
-}
-
-// Upstream _process_mono_sky_estimation over the whole [S, H, W] batch: sky pixels get the 99th percentile
-// (torch.quantile, linear) of the non-sky depth, unless either set has <= 10 pixels.
-void fill_sky_all_views(Tensor& depth, const Tensor& sky) {
-  float* d = depth.data<float>();
-  const float* s = sky.data<float>();
-  const int64_t n = depth.numel();
-  std::vector<float> ground;
-  for (int64_t i = 0; i < n; ++i)
-    if (s[i] < kSkyThreshold) ground.push_back(d[i]);
-  const int64_t n_ground = static_cast<int64_t>(ground.size());
-  if (n_ground <= kMinPixels || n - n_ground <= kMinPixels) return;
-  const float far = static_cast<float>(pipeline::quantile_linear(ground, 0.99));
-  for (int64_t i = 0; i < n; ++i)
-    if (!(s[i] < kSkyThreshold)) d[i] = far;
 }
 
 }  // namespace
@@ -76,7 +58,7 @@ ModelOutputs Da3NestedModel::forward(RunState& rs, const Tensor& images) const {
   const Tensor metric_sky = m.sky.clone();
   rs.dump("metric_depth", metric_depth);
   rs.dump("metric_sky", metric_sky);
-  fill_sky_all_views(metric_depth, metric_sky);
+  pipeline::fill_sky_depth(metric_depth, metric_sky);  // over the whole batch, as upstream
   crash::set_stage("metric_align");
   const pipeline::NestedAlignResult a =
       pipeline::nested_metric_align(out.depth, out.conf, out.extrinsics, out.intrinsics, metric_depth, metric_sky);

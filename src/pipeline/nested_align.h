@@ -8,7 +8,7 @@
 //  6. depth ← s·depth; the translation column of every w2c extrinsic ← s·t.
 //  7. sky_depth = min(99th percentile of the scaled non-sky depth, 200); sky pixels get depth = sky_depth and
 //     depth_conf = 1.0.
-// metric_depth is the metric model's output after its own mono sky fill (engine fill_sky_depth), as upstream.
+// metric_depth is the metric model's output after its own mono sky fill (pipeline/sky_fill.h), as upstream.
 //
 // Deviations, both deliberate: upstream estimates the two quantiles from ≤100k random samples when there are more
 // pixels; we use all of them (deterministic; the same choice as the engine's mono sky fill). An empty alignment

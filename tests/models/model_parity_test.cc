@@ -9,6 +9,7 @@
 
 #include "engine/model.h"
 #include "engine/postprocess.h"
+#include "pipeline/sky_fill.h"
 #include "engine/runner.h"
 #include "io/image.h"
 #include "models/model_test_util.h"
@@ -65,7 +66,7 @@ TEST_P(ModelParity, StagesMatchOfficialCode) {
   if (c.da3) {
     expect_close("sky", r.sky, kDir + c.dir + "/sky.npy");
     Tensor depth = r.depth.reshape({r.depth.dim(1), r.depth.dim(2)}).clone();
-    EXPECT_TRUE(fill_sky_depth(depth, r.sky.reshape(depth.shape())));
+    EXPECT_TRUE(pipeline::fill_sky_depth(depth, r.sky.reshape(depth.shape())));
     expect_close("depth_final", depth, kDir + c.dir + "/depth_final.npy");
   } else {
     EXPECT_FALSE(r.sky.defined());
