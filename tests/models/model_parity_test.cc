@@ -37,14 +37,7 @@ std::string checkpoint_path(const Case& c) {
 class ModelParity : public ::testing::TestWithParam<Case> {};
 
 void expect_close(const std::string& what, const Tensor& got, const std::string& ref_path) {
-  Tensor ref = load_npy(ref_path);
-  ASSERT_TRUE(ref.defined()) << ref_path;
-  ASSERT_TRUE(got.defined()) << what << " was not produced";
-  ASSERT_EQ(got.numel(), ref.numel()) << what << ": got " << shape_str(got.shape()) << ", reference "
-                                      << shape_str(ref.shape());
-  const double e = rel_l2(got, ref);
-  EXPECT_LE(e, kTol) << what << " relative L2 " << e;
-  if (std::getenv("DACPP_PARITY_VERBOSE") != nullptr) std::printf("  %-12s rel L2 %.3g\n", what.c_str(), e);
+  testing::expect_close_to_npy(what, got, ref_path, kTol);
 }
 
 TEST_P(ModelParity, StagesMatchOfficialCode) {

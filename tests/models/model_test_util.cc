@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 
@@ -10,6 +12,17 @@
 #include "util/npy_read.h"
 
 namespace dacpp::testing {
+
+void expect_close_to_npy(const std::string& what, const Tensor& got, const std::string& ref_path, double tol) {
+  Tensor ref = load_npy(ref_path);
+  ASSERT_TRUE(ref.defined()) << ref_path;
+  ASSERT_TRUE(got.defined()) << what << " was not produced";
+  ASSERT_EQ(got.numel(), ref.numel()) << what << ": got " << shape_str(got.shape()) << ", reference "
+                                      << shape_str(ref.shape());
+  const double e = rel_l2(got, ref);
+  EXPECT_LE(e, tol) << what << " relative L2 " << e;
+  if (std::getenv("DACPP_PARITY_VERBOSE") != nullptr) std::printf("  %-12s rel L2 %.3g\n", what.c_str(), e);
+}
 
 Tensor load_npy(const std::string& path) {
   NpyArray a;

@@ -19,6 +19,10 @@ Tensor load_npy(const std::string& path);
 // ‖a − b‖₂ / ‖b‖₂ over all elements (shapes must have equal numel; returns +inf otherwise).
 double rel_l2(const Tensor& a, const Tensor& b);
 
+// Fails the calling test unless `got` is defined, has the reference's element count and is within relative L2 `tol`
+// of the float32 .npy at ref_path. With DACPP_PARITY_VERBOSE set, prints "  <what> rel L2 <e>".
+void expect_close_to_npy(const std::string& what, const Tensor& got, const std::string& ref_path, double tol);
+
 // A small model file built in memory. Defaults: DA2 relative, E = 32 (one head of 32), depth 4, out_layers
 // [0, 1, 2, 3], pos grid 4×4, features 8, out_channels [4, 8, 8, 8].
 class SyntheticModel {

@@ -34,10 +34,7 @@ Tensor views_input() {
 }
 
 void expect_close(const std::string& what, const Tensor& got, const std::string& ref_name) {
-  ASSERT_TRUE(got.defined()) << what;
-  const double e = rel_l2(got, load_npy(kDir + "/" + ref_name + ".npy"));
-  EXPECT_LE(e, kTol) << what;
-  if (std::getenv("DACPP_PARITY_VERBOSE") != nullptr) std::printf("  nested %-12s rel L2 %.3g\n", what.c_str(), e);
+  testing::expect_close_to_npy("nested " + what, got, kDir + "/" + ref_name + ".npy", kTol);
 }
 
 void expect_matches_official(const Model& model) {

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import unittest
 
 sys.path.insert(0, os.environ.get("DACPP_SERVER_PY", ""))
 import grpc  # noqa: E402
@@ -126,6 +127,20 @@ class Server:
         if bad:  # an ASan/UBSan build reports through stderr, of the front or of the worker ("[worker] ")
             raise AssertionError("sanitizer report in server stderr:\n" + "\n".join(self.stderr_lines[-60:]))
         return self.proc.returncode
+
+
+class ServerTestCase(unittest.TestCase):
+    """One dacpp-server (default arguments) shared by the tests of a class: started and ready before the first,
+    stopped after the last."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server()
+        cls.srv.wait_ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.stop()
 
 
 def grpc_error(callable_):

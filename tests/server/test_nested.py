@@ -6,23 +6,14 @@ import unittest
 
 import numpy as np
 
-from server_harness import FIXTURES, Server, TINY_MODEL, pb
+from server_harness import FIXTURES, pb, ServerTestCase, TINY_MODEL
 
 NESTED = os.path.join(FIXTURES, "models", "da3nested_tiny")
 VIEW = os.path.join(FIXTURES, "models", "da3small_tiny", "view3", "view0.png")
 OPTIONS = ["size:210", "threads:2"]
 
 
-class NestedTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server()
-        cls.srv.wait_ready()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.stop()
-
+class NestedTest(ServerTestCase):
     def depth(self):
         return self.srv.call("Depth", pb.DepthRequest(src=VIEW, include_depth=True, include_pose=True))
 

@@ -7,21 +7,12 @@ import unittest
 import grpc
 import numpy as np
 
-from server_harness import FIXTURES, IMAGE, MONO_MODEL, Server, grpc_error, pb
+from server_harness import FIXTURES, grpc_error, IMAGE, MONO_MODEL, pb, ServerTestCase
 
 ANYVIEW_MODEL = os.path.join(FIXTURES, "models", "da3small_tiny")
 
 
-class OutputsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server()
-        cls.srv.wait_ready()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.stop()
-
+class OutputsTest(ServerTestCase):
     def depth(self, **kw):
         return self.srv.call("Depth", pb.DepthRequest(src=IMAGE, **kw))
 

@@ -7,19 +7,10 @@ import unittest
 
 import grpc
 
-from server_harness import IMAGE, TINY_MODEL, Server, grpc_error, image_b64, pb
+from server_harness import grpc_error, IMAGE, image_b64, pb, ServerTestCase, TINY_MODEL
 
 
-class RpcTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server()
-        cls.srv.wait_ready()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.stop()
-
+class RpcTest(ServerTestCase):
     def setUp(self):
         r = self.srv.load()
         self.assertTrue(r.success, r.message)
