@@ -178,8 +178,11 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
     }
   }
   if (want_rays) rays(rs, aux1, out);
+  // The CPU runs the output stage in row bands of ~kBandBytes; a GPU has the memory and prefers fewer, larger
+  // launches (and one UV table per geometry in the runner's cache): one band.
   const int64_t row_bytes = b * half * ow * static_cast<int64_t>(sizeof(float));
-  const int64_t rows = std::max<int64_t>(kBandBytes / std::max<int64_t>(row_bytes, 1), 16);
+  const int64_t rows = ex.ctx.device().is_cpu() ? std::max<int64_t>(kBandBytes / std::max<int64_t>(row_bytes, 1), 16)
+                                                : oh;
   for (int64_t r0 = 0; r0 < oh; r0 += rows) band(rs, o1, r0, std::min(oh, r0 + rows), out);
   return out;
 }
