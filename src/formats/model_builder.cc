@@ -60,6 +60,9 @@ void ModelBuilder::set_f32_array(const std::string& key, const std::vector<float
 
 void ModelBuilder::tensor(const std::string& gguf_name, const TensorRecord& r) {
   DACPP_ASSERT(!names_.count(gguf_name), "duplicate output tensor ", gguf_name);
+  // Every mapped parameter is a weight: an integer one is a corrupt checkpoint, not something to convert.
+  DACPP_CHECK(r.dtype == DType::F32 || r.dtype == DType::F16 || r.dtype == DType::BF16, ErrorCode::InvalidModel,
+              "parameter '", r.name, "' has dtype ", dtype_name(r.dtype), "; a weight must be f32, f16 or bf16");
   TensorRecord out = buffers_->to_f32(r);
   out.name = gguf_name;
   names_[gguf_name] = tensors_.size();

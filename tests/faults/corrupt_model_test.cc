@@ -294,7 +294,7 @@ TEST_F(CorruptNestedFiles, NonFiniteWeightIsNamed) {
 // ---- DA3 any-view checkpoints: the pose-conditioning parameters (cam_enc), unused by inference ----
 // They are not converted, so they never reach a ModelFile: each case writes the corrupted checkpoint folder.
 
-class CorruptCameraEncoder : public ::testing::Test {
+class CorruptCheckpoint : public ::testing::Test {
  protected:
   void open(const std::string& fixture) {
     const std::string src = std::string(DACPP_FIXTURES_DIR) + "/models/" + fixture;
@@ -332,7 +332,7 @@ class CorruptCameraEncoder : public ::testing::Test {
   std::vector<size_t> cam_enc_;
 };
 
-TEST_F(CorruptCameraEncoder, EachParameterCorruptedIsNamed) {
+TEST_F(CorruptCheckpoint, EachParameterCorruptedIsNamed) {
   open("da3small_tiny");
   // model/cam_enc.py: pose_branch (2 linears), token_norm, trunk_norm, 4 blocks of 14 parameters.
   ASSERT_EQ(cam_enc_.size(), 8u + 4u * 14u);
@@ -362,7 +362,7 @@ TEST_F(CorruptCameraEncoder, EachParameterCorruptedIsNamed) {
   }
 }
 
-TEST_F(CorruptCameraEncoder, NonFiniteHalfIsNamed) {
+TEST_F(CorruptCheckpoint, NonFiniteHalfIsNamed) {
   open("da3giant_tiny");  // an f16 checkpoint
   ASSERT_FALSE(cam_enc_.empty());
   const TensorRecord& r = ck_.tensors[cam_enc_.back()];
@@ -372,6 +372,25 @@ TEST_F(CorruptCameraEncoder, NonFiniteHalfIsNamed) {
   const uint16_t nan = 0x7e00;
   std::memcpy(bytes.data() + 2 * (shape_numel(r.shape) / 2), &nan, 2);
   expect_invalid_model(load_with(cam_enc_.back(), r, bytes), r.name + " with an f16 NaN", {r.name, "non-finite"});
+}
+
+// An integer dtype on a weight the network uses, in an official-format checkpoint (not only in GGUF): the importer
+// must not quietly convert it to f32. Every mapped parameter of the checkpoint is tried, cam_enc included.
+TEST_F(CorruptCheckpoint, IntegerWeightIsNamed) {
+  open("da3small_tiny");
+  int tried = 0;
+  for (size_t i = 0; i < ck_.tensors.size(); ++i) {
+    const TensorRecord& r = ck_.tensors[i];
+    if (r.dtype != DType::F32) continue;
+    const auto* p = static_cast<const uint8_t*>(r.data);
+    TensorRecord as_int = r;
+    as_int.dtype = DType::I32;  // same byte size: only the type is wrong
+    const Outcome o = load_with(i, as_int, std::vector<uint8_t>(p, p + r.nbytes));
+    if (o.loaded) continue;  // a parameter the importer ignores (e.g. the GS adapter), integer or not
+    ++tried;
+    expect_invalid_model(o, r.name + " as i32", {r.name, "i32"});
+  }
+  EXPECT_GT(tried, 100) << "the network's parameters were not tried";
 }
 
 // ---- whole-file cases, through Model::load ----
