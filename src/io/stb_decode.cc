@@ -21,7 +21,7 @@ void stb_check_failed() { t_stb_check_failed = true; }
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
 #endif
-#include <stb_image.h>
+#include "../../third_party/stb/stb_image.h"  // v2.30, vendored: third_party/stb/README.md
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif

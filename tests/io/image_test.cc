@@ -228,10 +228,11 @@ TEST(ImageLoad, BadContentIsInvalidArgument) {
 }
 
 TEST(ImageLoad, PixelLimitIsCheckedFromTheHeader) {
-  // A PNG signature and an IHDR claiming 10000×10000, and no pixel data at all: the limit must trip before any
-  // decoding is attempted.
+  // A PNG signature, an IHDR claiming 10000×10000 and an empty IDAT, and no pixel data at all: the limit must trip
+  // before any decoding is attempted. (stb's header scan reads up to the first IDAT, for a possible tRNS.)
   std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 'I', 'H', 'D', 'R',
-                              0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 2, 0, 0, 0, 0, 0, 0, 0};
+                              0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10, 8, 2, 0, 0, 0, 0, 0, 0, 0,
+                              0, 0, 0, 0, 'I', 'D', 'A', 'T', 0, 0, 0, 0};
   std::string msg;
   EXPECT_EQ(code_of([&] { load_image_from_memory(png.data(), png.size(), {}, "huge.png"); }, &msg),
             ErrorCode::InvalidArgument);
