@@ -321,11 +321,6 @@ __global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, in
   }
 }
 
-unsigned grid_1d(const CudaContext& c, long long n) {
-  const long long want = (n + 255) / 256, cap = static_cast<long long>(c.sm_count()) * 32;
-  return static_cast<unsigned>(std::max(1LL, std::min(want, cap)));
-}
-
 bool is_pointwise(const ConvArgs& a) {
   return a.kh == 1 && a.kw == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 && a.pw == 0;
 }
@@ -362,7 +357,7 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
     const T* src = static_cast<const T*>(x.raw()) + static_cast<long long>(n0) * a.c * a.h * a.w;
     if (!pointwise) {
       const long long total = static_cast<long long>(nb) * a.k_total * p;
-      im2col_kernel<T><<<grid_1d(c, total), 256, 0, c.stream()>>>(static_cast<const T*>(x.raw()), col, a, n0, total);
+      im2col_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(static_cast<const T*>(x.raw()), col, a, n0, total);
       DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
       src = col;
     }
@@ -371,7 +366,7 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   }
   if (bias || a.relu) {
     const long long total = static_cast<long long>(a.n) * a.o * p;
-    channel_bias_act_kernel<T><<<grid_1d(c, total), 256, 0, c.stream()>>>(static_cast<T*>(y.raw()), bias, a.o, p,
+    channel_bias_act_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(static_cast<T*>(y.raw()), bias, a.o, p,
                                                                           total, a.relu);
     DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
   }

@@ -103,8 +103,7 @@ void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* 
     g.batch = nb;
     gemm(c, g, static_cast<const T*>(x.raw()) + n0 * g.stride_a, w.raw(), z, nullptr, what.c_str());
     const long long total = static_cast<long long>(nb) * a.o * plane;
-    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 32LL * c.sm_count()));
-    deconv_scatter_kernel<T><<<blocks, 256, 0, c.stream()>>>(z, bias, static_cast<T*>(y.raw()) + n0 * a.o * plane,
+    deconv_scatter_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(z, bias, static_cast<T*>(y.raw()) + n0 * a.o * plane,
                                                               a, total);
     DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_scatter");
   }
