@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "formats/atomic_file.h"
+#include "core/atomic_file.h"
 #include "formats/gguf_format.h"
 #include "formats/model_file.h"
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dacpp.h"
+#include "util/scratch.h"
 
 namespace {
 
@@ -81,7 +82,7 @@ TEST(CApiLoad, ErrorsAreTypedKeptAndCleared) {
   EXPECT_EQ(m, nullptr);
   EXPECT_TRUE(contains(dacpp_last_error(), "/nonexistent/x.gguf")) << dacpp_last_error();
 
-  const std::string empty = ::testing::TempDir() + "capi_empty.gguf";
+  const std::string empty = ::dacpp::testing::scratch_path("capi", "capi_empty.gguf");
   std::fclose(std::fopen(empty.c_str(), "wb"));
   EXPECT_EQ(dacpp_model_load(empty.c_str(), nullptr, &m), DACPP_STATUS_INVALID_MODEL);
   EXPECT_TRUE(contains(dacpp_last_error(), "capi_empty.gguf")) << dacpp_last_error();

@@ -28,6 +28,7 @@
 #include "formats/import.h"
 #include "formats/nested_model_file.h"
 #include "formats/safetensors_reader.h"
+#include "util/scratch.h"
 
 namespace dacpp {
 namespace {
@@ -300,7 +301,7 @@ class CorruptCheckpoint : public ::testing::Test {
     const std::string src = std::string(DACPP_FIXTURES_DIR) + "/models/" + fixture;
     ck_ = read_safetensors(src + "/model.safetensors");
     config_ = testing::read_bytes(src + "/config.json");
-    dir_ = testing::scratch_path("corrupt_cam_enc");
+    dir_ = ::dacpp::testing::scratch_path("corrupt_cam_enc");
     ::mkdir(dir_.c_str(), 0755);
     for (size_t i = 0; i < ck_.tensors.size(); ++i)
       if (ck_.tensors[i].name.find(".cam_enc.") != std::string::npos) cam_enc_.push_back(i);
@@ -395,7 +396,7 @@ TEST_F(CorruptCheckpoint, IntegerWeightIsNamed) {
 
 // ---- whole-file cases, through Model::load ----
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/corrupt_model_" + name; }
+std::string temp_path(const std::string& name) { return ::dacpp::testing::scratch_path("corrupt_model", name); }
 
 TEST(CorruptModelFile, WrongFamilyGgufIsNamed) {
   const std::string path = temp_path("llama.gguf");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/crash_context.h"
+#include "util/scratch.h"
 
 namespace dacpp {
 namespace {
@@ -124,7 +125,7 @@ TEST(CrashBreadcrumb, AbortIsReportedToo) {
 TEST(CrashBreadcrumb, CliWorkerCrashFaultLeavesTheBreadcrumb) {
   const std::string model = std::string(DACPP_FIXTURES_DIR) + "/tiny-da2.gguf";
   const std::string image = std::string(DACPP_FIXTURES_DIR) + "/images/plain.jpg";  // 48x32
-  const std::string out = ::testing::TempDir() + "/crash_breadcrumb_out";
+  const std::string out = ::dacpp::testing::scratch_path("crash_breadcrumb", "out");
   const ChildResult r = run_child([&] {
     setenv("DACPP_FAULT", "worker.crash", 1);
     int devnull = open("/dev/null", O_WRONLY);

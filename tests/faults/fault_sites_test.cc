@@ -17,6 +17,7 @@
 #include "engine/runner.h"
 #include "io/image.h"
 #include "io/writers.h"
+#include "util/scratch.h"
 
 namespace dacpp {
 namespace {
@@ -139,7 +140,7 @@ TEST_F(FaultSites, ImageDecode) {
 
 TEST_F(FaultSites, OutputWriteLeavesNoFile) {
   const DepthResult r = runner_->run(*image_, options());
-  const std::string path = ::testing::TempDir() + "fault_sites_depth.pfm";
+  const std::string path = ::dacpp::testing::scratch_path("fault_sites", "depth.pfm");
   std::remove(path.c_str());
   fault::configure("output.write");
   expect_injected([&] { io::write_pfm(path, r.depth.data<float>(), r.source_height, r.source_width); },

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "formats/zip_archive.h"
+#include "util/scratch.h"
 
 namespace dacpp::testing {
 
@@ -29,7 +30,7 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
 
 // A per-process scratch file path: /tmp/dacpp_<tag>_<pid>_<name>.
 inline std::string scratch_path(const std::string& name) {
-  return "/tmp/dacpp_ckpt_" + std::to_string(::getpid()) + "_" + name;
+  return ::dacpp::testing::scratch_path("ckpt", name);
 }
 
 inline void put_le(std::string& s, uint64_t v, int n) {

@@ -23,7 +23,7 @@ constexpr uint32_t kF32 = 0, kQ8_0 = 8;
 
 // Writes `bytes` and expects read_gguf to fail with InvalidModel naming the path and containing `parts`.
 void expect_invalid_at(int line, const std::string& bytes, const std::vector<std::string>& parts) {
-  SCOPED_TRACE(testing::Message() << "case at line " << line);
+  SCOPED_TRACE(::testing::Message() << "case at line " << line);
   ScratchFile f("corrupt.gguf");
   gguf_test::spill(f.path(), bytes);
   std::vector<std::string> all = parts;

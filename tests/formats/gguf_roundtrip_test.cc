@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "core/fault.h"
 #include "formats/dequant.h"
@@ -153,7 +154,7 @@ TEST(GgufWriterErrors, IoFailuresNameThePathAndLeaveNoFile) {
     expect_error([&] { w.write(path); }, ErrorCode::Io, {path, "injected fault"});
     fault::configure("");
     EXPECT_FALSE(exists(path)) << spec;
-    EXPECT_FALSE(exists(path + ".tmp")) << spec;
+    EXPECT_TRUE(gguf_test::temporaries_of(path).empty()) << spec;
   }
   w.write(path);
   EXPECT_EQ(read_gguf(path)->records().size(), gguf_test::sample_tensors().size());
@@ -169,6 +170,41 @@ TEST(GgufWriterErrors, FailedRewriteKeepsTheOldFile) {
   EXPECT_THROW(gguf_test::sample_writer().write(path), Error);
   fault::configure("");
   EXPECT_EQ(read_gguf(path)->get_string("general.architecture"), "old");
+}
+
+// Two writers of one path at once (two `dacpp convert` runs, ctest -j): each writes its own temporary, both
+// succeed, and the file is one of the two whole files, never an interleaving or a failed rename.
+TEST(GgufWriterErrors, ConcurrentWritersOfOnePathEachLeaveAWholeFile) {
+  const gguf_test::ScratchFile file("rt_race.gguf");
+  const std::string& path = file.path();
+  GgufWriter a = gguf_test::sample_writer();
+  GgufWriter b;
+  b.add_string("general.architecture", "other");
+  b.add_tensor("t", Tensor::zeros({64, 64}));
+  for (int round = 0; round < 20; ++round) {
+    std::string err_a, err_b;
+    std::thread ta([&] {
+      try {
+        a.write(path);
+      } catch (const Error& e) {
+        err_a = e.what();
+      }
+    });
+    std::thread tb([&] {
+      try {
+        b.write(path);
+      } catch (const Error& e) {
+        err_b = e.what();
+      }
+    });
+    ta.join();
+    tb.join();
+    ASSERT_EQ(err_a, "") << "round " << round;
+    ASSERT_EQ(err_b, "") << "round " << round;
+    const std::string arch = read_gguf(path)->get_string("general.architecture");
+    EXPECT_TRUE(arch == "other" || read_gguf(path)->records().size() == gguf_test::sample_tensors().size()) << arch;
+    EXPECT_TRUE(gguf_test::temporaries_of(path).empty()) << "round " << round;
+  }
 }
 
 // Writes the sample and the engine's own f32 decoding of it into $DACPP_GGUF_INTEROP_DIR for the gguf-py check

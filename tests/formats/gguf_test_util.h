@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -13,21 +14,33 @@
 #include <vector>
 
 #include "core/error.h"
+#include "util/scratch.h"
 
 namespace dacpp::gguf_test {
 
 // /tmp/dacpp_gguf_<pid>_<name>.
 inline std::string scratch(const std::string& name) {
-  return "/tmp/dacpp_gguf_" + std::to_string(::getpid()) + "_" + name;
+  return ::dacpp::testing::scratch_path("gguf", name);
 }
 
-// A scratch path removed (with its ".tmp" sibling) when the object goes out of scope.
+// The writer's temporaries left next to `path` ("<path>.tmp.XXXXXX").
+inline std::vector<std::string> temporaries_of(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string prefix = p.filename().string() + ".tmp";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(p.parent_path(), ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().string());
+  return found;
+}
+
+// A scratch path removed (with any temporaries of the writer) when the object goes out of scope.
 class ScratchFile {
  public:
   explicit ScratchFile(const std::string& name) : path_(scratch(name)) {}
   ~ScratchFile() {
     ::unlink(path_.c_str());
-    ::unlink((path_ + ".tmp").c_str());
+    for (const std::string& t : temporaries_of(path_)) ::unlink(t.c_str());
   }
   ScratchFile(const ScratchFile&) = delete;
   ScratchFile& operator=(const ScratchFile&) = delete;

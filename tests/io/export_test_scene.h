@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/scene.h"
+#include "util/scratch.h"
 
 namespace dacpp::io::testing {
 
@@ -110,8 +111,7 @@ class ByteReader {
 class ExportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "dacpp_export_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = ::dacpp::testing::scratch_path_for_test("export");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

@@ -15,6 +15,7 @@
 #include "io/image.h"
 #include "io/writers.h"
 #include "util/npy_read.h"
+#include "util/scratch.h"
 
 namespace dacpp::io {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 const std::string kImages = std::string(DACPP_FIXTURES_DIR) + "/images";
 
 std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "dacpp_io_" + std::to_string(::getpid()) + "_" + name;
+  return ::dacpp::testing::scratch_path("io", name);
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& b) {

@@ -18,6 +18,7 @@
 #include "io/image.h"
 #include "io/writers.h"
 #include "util/npy_read.h"
+#include "util/scratch.h"
 
 namespace dacpp::io {
 namespace {
@@ -26,8 +27,7 @@ namespace {
 class WritersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "dacpp_writers_" + std::to_string(::getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = ::dacpp::testing::scratch_path_for_test("writers");
     ::mkdir(dir_.c_str(), 0755);
   }
   void TearDown() override {

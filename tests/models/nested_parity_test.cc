@@ -16,6 +16,7 @@
 #include "formats/import.h"
 #include "io/image.h"
 #include "models/model_test_util.h"
+#include "util/scratch.h"
 
 namespace dacpp {
 namespace {
@@ -48,7 +49,7 @@ void expect_matches_official(const Model& model) {
 
 // Two GGUF files as depth-anything.cpp's converter writes them (dacpp convert [--nested-metric]).
 std::pair<std::string, std::string> write_two_files() {
-  const std::string dir = ::testing::TempDir() + "/nested_two_files";
+  const std::string dir = ::dacpp::testing::scratch_path("nested", "two_files");
   std::filesystem::create_directories(dir);
   ImportOptions o;
   o.nested_part = ImportOptions::NestedPart::AnyView;

@@ -1,6 +1,7 @@
-#include "formats/atomic_file.h"
+#include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,23 +13,34 @@
 
 namespace dacpp {
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), tmp_path_(path_ + ".tmp") {
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(str_cat("cannot create '", tmp_path_, "'"), errno);
+AtomicFile::AtomicFile(std::string path, bool durable)
+    : path_(std::move(path)), tmp_path_(path_ + ".tmp.XXXXXX"), durable_(durable) {
+  DACPP_CHECK(!path_.empty(), ErrorCode::InvalidArgument, "cannot write a file with an empty path");
+  // A unique temporary per writer: two writers of the same path (two processes converting to one file) each
+  // write their own and the last rename wins, instead of interleaving into one shared "<path>.tmp".
+  fd_ = ::mkostemp(tmp_path_.data(), O_CLOEXEC);
+  if (fd_ < 0) fail(str_cat("cannot create '", path_, ".tmp.*'"), errno);
+  if (::fchmod(fd_, 0644) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(tmp_path_.c_str());
+    fail(str_cat("cannot set the mode of '", tmp_path_, "'"), err);
+  }
 }
 
 AtomicFile::~AtomicFile() {
   if (committed_) return;
   if (fd_ >= 0) ::close(fd_);
-  ::unlink(tmp_path_.c_str());
+  if (!tmp_path_.empty()) ::unlink(tmp_path_.c_str());
 }
 
 void AtomicFile::fail(const std::string& what, int err) {
-  DACPP_THROW(ErrorCode::Io, "writing '", path_, "': ", what, ": ", std::strerror(err));
+  DACPP_THROW(ErrorCode::Io, "cannot write '", path_, "': ", what, ": ", std::strerror(err));
 }
 
 void AtomicFile::write(const void* data, size_t n) {
-  DACPP_FAULT_POINT("output.write", ErrorCode::Io, "writing '", path_, "' at offset ", written_);
+  DACPP_FAULT_POINT("output.write", ErrorCode::Io, "cannot write '", path_, "' at offset ", written_);
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
     const ssize_t k = ::write(fd_, p, n);
@@ -50,7 +62,7 @@ void AtomicFile::write_zeros(size_t n) {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0) fail("fsync failed", errno);
+  if (durable_ && ::fsync(fd_) != 0) fail("fsync failed", errno);
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail("close failed", errno);

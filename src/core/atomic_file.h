@@ -1,4 +1,4 @@
-// AtomicFile: writes a file as `<path>.tmp` and renames it over `path` on commit(), so readers never see a
+// AtomicFile: writes a file as a unique `<path>.tmp.XXXXXX` and renames it over `path` on commit(), so readers never see a
 // partial file. Every write is checked; failures throw Error{Io} naming the path and the OS error (fault site
 // "output.write" at each write). Destroying an uncommitted AtomicFile removes the temporary file.
 #pragma once
@@ -10,7 +10,8 @@ namespace dacpp {
 
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);
+  // `durable`: fsync before the rename (models, conversions); outputs written per request skip it.
+  explicit AtomicFile(std::string path, bool durable = true);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -28,6 +29,7 @@ class AtomicFile {
   std::string tmp_path_;
   int fd_ = -1;
   size_t written_ = 0;
+  bool durable_ = true;
   bool committed_ = false;
 };
 
