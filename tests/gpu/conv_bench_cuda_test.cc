@@ -66,6 +66,12 @@ TEST_F(Conv2dCudaBench, HeadShapesBf16) {
       {1, 64, 148, 64, 3, true, "rcu 64 @148"},                  {1, 64, 296, 64, 3, true, "rcu 64 @296"},
       {1, 384, 37, 64, 3, false, "layer_rn 384->64 @37"},        {16, 64, 148, 64, 3, true, "rcu 64 @148 b16"},
       {16, 32, 518, 32, 3, true, "out2a @518 b16"},
+      // DA2-L (features 256, out_channels 256/512/1024/1024) at 518²: the fusion RCUs, layer_rn, the head.
+      {1, 256, 148, 256, 3, true, "L rcu 256 @148"},             {1, 256, 74, 256, 3, true, "L rcu 256 @74"},
+      {1, 256, 37, 256, 3, true, "L rcu 256 @37"},               {1, 256, 19, 256, 3, true, "L rcu 256 @19"},
+      {1, 512, 74, 256, 3, false, "L layer2_rn 512->256 @74"},   {1, 1024, 37, 256, 3, false, "L layer3_rn 1024->256 @37"},
+      {1, 256, 296, 128, 3, false, "L head conv1 256->128 @296"}, {1, 128, 518, 32, 3, true, "L head conv2 128->32 @518"},
+      {16, 256, 148, 256, 3, true, "L rcu 256 @148 b16"},
   };
   cuda::CudaContext& cc = ctx().cuda();
   warm_up_clocks();
@@ -86,6 +92,9 @@ TEST_F(Conv2dCudaBench, HeadShapesBf16) {
                 t_new, t_old / t_new, gflop / t_new * 1e3);
     const Tensor ref = to_host(y_old);
     expect_close(y_new, ref, DType::BF16, s.what);
+    const double t_gemm = median_us([&] { cuda::conv2d_im2col_gemm(cc, xd, wd, bd, y_new, g, act); });
+    std::printf("[conv bench]   im2col+gemm %.1f us (%.0f TFLOP/s)\n", t_gemm, gflop / t_gemm * 1e3);
+    expect_close(y_new, ref, DType::BF16, std::string(s.what) + " im2col+gemm");
     if (s.k != 3) continue;
     std::printf("[conv bench]   variants (32*wm x th):");
     for (int wm : {1, 2})
