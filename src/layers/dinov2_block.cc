@@ -47,8 +47,7 @@ void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const Tensor*
   ArenaScope scope(ex.arena);
   Tensor h = norm1_.forward(ex, x);
   Tensor a = attn_.forward(ex, h, rope, positions);
-  ops::add_scaled(ex.ctx, x, a, ls1_, x);  // x += LayerScale(a), in f32
-  norm2_.forward_into(ex, x, h);
+  norm2_.add_scaled_forward_into(ex, x, a, ls1_, h);  // x += LayerScale(a) in f32, then h = norm2(x)
   Tensor m = ffn_->forward(ex, h);
   ops::add_scaled(ex.ctx, x, m, ls2_, x);
 }

@@ -17,6 +17,9 @@ class LayerNorm {
   Tensor forward(Exec& ex, const Tensor& x) const;
   // x: [..., dim] → y (same shape; may alias x for in place).
   void forward_into(Exec& ex, const Tensor& x, Tensor& y) const;
+  // The residual update before this norm, fused: x ← x + a ⊙ ls (ls [dim] or undefined), then y = norm(x).
+  // y must not alias x or a.
+  void add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y) const;
 
   int64_t dim() const { return dim_; }
   float eps() const { return eps_; }

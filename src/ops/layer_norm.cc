@@ -4,13 +4,16 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
+#include "ops/elementwise.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
 
-void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+namespace {
+
+void check_layer_norm(const Context& ctx, const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                      float eps, const Tensor& y) {
   using namespace detail;
-  constexpr const char* op = "layer_norm";
   const DType dt = check_act(ctx, op, "x", x);
   check_input(ctx, op, "gamma", gamma);
   check_input(ctx, op, "beta", beta);
@@ -25,6 +28,13 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
               " must be finite and >= 0");
   DACPP_CHECK(c > 0 || x.numel() == 0, ErrorCode::InvalidArgument, op, ": normalized dim of ", label("x", x),
               " is 0");
+}
+
+}  // namespace
+
+void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+  constexpr const char* op = "layer_norm";
+  check_layer_norm(ctx, op, x, gamma, beta, eps, y);
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::layer_norm(ctx.cpu(), x, gamma, beta, eps, y);
@@ -32,6 +42,27 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
       return cuda::layer_norm(ctx.cuda(), x, gamma, beta, eps, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                           const Tensor& beta, float eps, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "add_scaled_layer_norm";
+  check_layer_norm(ctx, op, x, gamma, beta, eps, y);
+  check_no_alias(op, "x", x, "y", y);
+  check_no_alias(op, "a", a, "y", y);
+  if (ctx.device().kind != DeviceKind::Cuda || x.dtype() != DType::F32) {
+    add_scaled(ctx, x, a, ls, x);
+    layer_norm(ctx, x, gamma, beta, eps, y);
+    return;
+  }
+  check_act(ctx, op, "a", a);
+  check_shape(op, "a", a, x.shape());
+  if (ls.defined()) {
+    check_input(ctx, op, "ls", ls);
+    check_shape(op, "ls", ls, {x.dim(-1)});
+  }
+  cuda::add_scaled_layer_norm(ctx.cuda(), x, a, ls, gamma, beta, eps, y);
 }
 
 }  // namespace dacpp::ops

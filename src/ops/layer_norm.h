@@ -12,4 +12,11 @@ namespace dacpp::ops {
 
 void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
 
+// add_scaled_layer_norm: x ← x + a ⊙ ls (ops::add_scaled in place; ls [C] or undefined), then y = layer_norm(x):
+// the LayerScale residual update of a pre-norm block and the norm that follows it. On CUDA with an f32 stream x it
+// is one pass over each row (the updated row is normalised while it is in cache); otherwise the two ops in turn.
+// y must not alias x or a. Errors: those of add_scaled and layer_norm.
+void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                           const Tensor& beta, float eps, Tensor& y);
+
 }  // namespace dacpp::ops

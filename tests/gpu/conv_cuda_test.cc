@@ -49,6 +49,20 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   Tensor y3 = nan_output({c.n, c.o, oh, ow}, c.dt);
   cuda::conv2d_im2col_gemm(ctx().cuda(), xd, wd, bd, y3, g, e);
   expect_close(y3, want, c.dt, "conv2d im2col + cuBLASLt");
+  if (c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 1 && c.pad == 1 && c.c % 16 == 0) {
+    for (int wm : {1, 2})
+      for (int th : {8, 16}) {
+        Tensor y4 = nan_output({c.n, c.o, oh, ow}, c.dt);
+        cuda::conv2d_direct3x3(ctx().cuda(), xd, wd, bd, y4, e, wm, th);
+        expect_close(y4, want, c.dt, "conv2d direct 3x3 " + std::to_string(32 * wm) + "x" + std::to_string(th));
+      }
+  }
+  // The autotuned choice is cached per shape: a second call tunes nothing and gives the same result.
+  const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
+  Tensor y5 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  ops::conv2d(ctx(), xd, wd, bd, y5, p, act);
+  EXPECT_EQ(cuda::conv2d_tuned_count(ctx().cuda()), tuned);
+  EXPECT_EQ(test::diff(to_host(y5), to_host(y)).max_abs, 0.0) << "the cached choice differs from the tuned one";
 }
 
 std::string conv_name(const ::testing::TestParamInfo<ConvCase>& i) {
@@ -76,6 +90,9 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({8, 32, 100, 70, 64, 3, 3, 1, 1, true, false, dt});   // 64-channel, 8-row tiles, batch 8
     out.push_back({1, 16, 9, 5, 24, 3, 3, 1, 1, true, false, dt});      // tiny image, one chunk
   }
+  // im2col of one image over 128 MiB (bf16: 1152 × 300² × 2 bytes = 207 MB): the GEMM path runs in row bands
+  out.push_back({1, 128, 300, 300, 16, 3, 3, 1, 1, true, true, DType::BF16});
+  out.push_back({2, 64, 260, 250, 8, 3, 3, 1, 1, true, false, DType::F32});  // f32: 576 × 65000 × 4 = 150 MB
   return out;
 }
 

@@ -150,6 +150,41 @@ TEST_F(CoreOpsCudaTest, AddScaledMatchesCpu) {
   EXPECT_THROW(ops::add_scaled(ctx(), xd, ad, gd, xd), Error);
 }
 
+// The fused residual update + norm (a pre-norm block's x += ls ⊙ attn(…); h = norm2(x)) against the CPU's
+// add_scaled then layer_norm: the updated stream x and the normalised y, bf16 / f16 / f32 branches, with and
+// without LayerScale; [3, 37, 1024]: 4-wide kernel, [5, 30] with an odd row length: the scalar one.
+TEST_F(CoreOpsCudaTest, AddScaledLayerNormMatchesCpu) {
+  if (IsSkipped()) return;
+  for (const Shape& s : {Shape{3, 37, 1024}, Shape{5, 30}, Shape{4, 7, 33}}) {
+    for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+      for (bool with_ls : {true, false}) {
+        const std::string what =
+            str_cat("add_scaled_layer_norm ", shape_str(s), " ", nntest::tag(dt), " ls ", with_ls);
+        SCOPED_TRACE(what);
+        Tensor x = test::random_tensor(s, 41, 2.f, "x"), a = test::random_tensor(s, 42, 1.f, "a");
+        Tensor ls = with_ls ? test::random_tensor({s.back()}, 43, 0.5f, "ls") : Tensor();
+        Tensor g = test::random_tensor({s.back()}, 44, 1.f, "gamma"), b = test::random_tensor({s.back()}, 45, 1.f, "beta");
+        Tensor xd = to_device(x, DType::F32), ad = to_device(a, dt), gd = to_device(g, DType::F32),
+               bd = to_device(b, DType::F32);
+        Tensor lsd = with_ls ? to_device(ls, DType::F32) : Tensor();
+        // The reference on the CPU from the same (dtype-rounded: to_device rounds the host copy) branch.
+        Tensor x_want = test::output_tensor(s), y_want = test::output_tensor(s);
+        ops::add_scaled(cpu_, x, a, ls, x_want);
+        ops::layer_norm(cpu_, x_want, g, b, 1e-6f, y_want);
+        Tensor y = nan_output(s, dt);
+        ops::add_scaled_layer_norm(ctx(), xd, ad, lsd, gd, bd, 1e-6f, y);
+        expect_close(xd, x_want, DType::F32, what + " stream");
+        expect_close(y, y_want, dt, what + " norm");
+      }
+    }
+  }
+  // y may not alias the stream.
+  Tensor x = test::random_tensor({2, 64}, 46, 1.f, "x"), a = test::random_tensor({2, 64}, 47, 1.f, "a");
+  Tensor g = test::random_tensor({64}, 48, 1.f, "gamma");
+  Tensor xd = to_device(x, DType::F32), ad = to_device(a, DType::F32), gd = to_device(g, DType::F32);
+  EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, xd), Error);
+}
+
 TEST_F(CoreOpsCudaTest, UnaryMatchesCpu) {
   if (IsSkipped()) return;
   const ops::Unary kinds[] = {ops::Unary::Gelu, ops::Unary::Silu, ops::Unary::Relu, ops::Unary::Exp,

@@ -136,8 +136,9 @@ TEST_F(ExportGlb, FrustumsStartAtCameraCentresAndLookDownMinusZ) {
     }
     for (int s = 0; s < 4; ++s)
       for (int k = 0; k < 3; ++k) EXPECT_NEAR(p[6 * s + k], a[k], 1e-5) << "camera " << i << " segment " << s;
-    if (i == 0)
+    if (i == 0) {
       for (int s = 0; s < 4; ++s) EXPECT_LT(p[6 * s + 5], a[2]) << "the first camera must look down -Z";
+    }
   }
 }
 

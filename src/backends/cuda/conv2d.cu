@@ -8,14 +8,19 @@
 //   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
-// 1×1 convs and any conv whose im2col matrix fits 128 MiB per image (the patch embedding, DPT's 3×3 stride-2
-// resize) run as im2col + cuBLASLt instead (conv_gemm below): cuBLASLt's Hopper kernels beat the implicit GEMM
-// by far on these shapes.
-// 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) run the direct kernel of
-// conv3x3_tc.cuh instead; conv2d_generic (conv2d_variants.cuh) forces the implicit GEMM (benchmarks, tests).
+// im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB; 1×1
+// convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
+// blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
+// Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
+// fastest cached per context); while a CUDA graph is captured, or with DACPP_CONV_TUNE=0, it uses the fixed rules
+// of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
+// algorithm (benchmarks, tests).
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_common.cuh"
@@ -26,6 +31,7 @@
 #include "backends/cuda/conv3x3_tc.cuh"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
+#include "core/log.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -263,48 +269,36 @@ void launch3x3(cudaStream_t st, const Tensor& x, const Tensor& w, const float* b
   DACPP_CUDA_LAUNCH_CHECK("conv3x3_tc");
 }
 
-// Variant choice (measured on H200, DA2 head / fusion shapes): O <= 32: 16-row tiles unless that leaves fewer than
-// two blocks per SM; O > 32: 64-channel 8-row tiles when they give at least one block per SM, else 32-channel
-// 8-row tiles. The 64-channel 16-row variant (register spills) is never faster there and is left to benchmarks.
-template <typename T>
-void dispatch3x3(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
-                 const ConvArgs& a) {
-  const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
-  const long long co64 = (a.o + 63) / 64, co32 = (a.o + 31) / 32;
-  const long long rows16 = tiles_x * ((a.h + 15) / 16) * a.n, rows8 = tiles_x * ((a.h + 7) / 8) * a.n;
-  cudaStream_t st = c.stream();
-  if (a.o <= 32) {
-    if (rows16 * co32 >= 2 * sms) return launch3x3<T, 1, 16>(st, x, w, bias, y, a);
-    return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
-  }
-  if (rows8 * co64 >= sms) return launch3x3<T, 2, 8>(st, x, w, bias, y, a);
-  return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
-}
-
-// ---- im2col + cuBLASLt: 1×1 projections, the patch embedding, strided convs ----
+// ---- im2col + cuBLASLt ----
 // Per image, Y[O, P] = W[O, K] · X̂[K, P] (row-major). cuBLASLt sees column-major D[P, O] = X̂^T[P, K] · W^T[K, O]
 // with X̂ stored [K, P] (ld P) and W stored [O, K] (ld K); D stored [O, P] per image is exactly NCHW. A 1×1,
-// stride-1, unpadded conv uses x itself as X̂; anything else gathers X̂ into the context's scratch first, a chunk
-// of images at a time (kMaxColBytes). The bias runs along D's columns, which cuBLASLt's epilogue cannot
-// broadcast, so bias and ReLU follow in one pass over y.
+// stride-1, unpadded conv uses x itself as X̂; anything else gathers X̂ into the context's scratch first: a chunk
+// of whole images when one image's X̂ fits kMaxColBytes, else a band of output rows of one image at a time (the
+// band's D rows are a contiguous run of each output plane: D offset by the band's first pixel, ld P). The bias
+// runs along D's columns, which cuBLASLt's epilogue cannot broadcast, so bias and ReLU follow in one pass over y.
 constexpr size_t kMaxColBytes = size_t{128} << 20;
 
+// A piece of X̂: images [n0, n0 + gridDim.z·…) (grid-strided), output rows [oy0, oy0 + rows), stored
+// col[(image - n0)·K + k][band_p] with band_p = rows·ow. One block row per k (grid-strided over K): the (c, ky, kx)
+// decode is per block; 32-bit index math per element.
 template <typename T>
-__global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, long long total) {
-  const long long per_img_p = static_cast<long long>(a.oh) * a.ow;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long p = i % per_img_p;
-    const long long rest = i / per_img_p;
-    const int k = static_cast<int>(rest % a.k_total);
-    const int nb = n0 + static_cast<int>(rest / a.k_total);
-    const int khw = a.kh * a.kw, ci = k / khw, r = k - ci * khw, ky = r / a.kw, kx = r - ky * a.kw;
-    const int oy = static_cast<int>(p / a.ow), ox = static_cast<int>(p - static_cast<long long>(oy) * a.ow);
-    const int iy = oy * a.sh - a.ph + ky, ix = ox * a.sw - a.pw + kx;
-    T v = from_float<T>(0.f);
-    if (iy >= 0 && iy < a.h && ix >= 0 && ix < a.w)
-      v = x[((static_cast<long long>(nb) * a.c + ci) * a.h + iy) * a.w + ix];
-    col[i] = v;
+__global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
+                              int rows) {
+  const int band_p = rows * a.ow, khw = a.kh * a.kw;
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  for (int img = blockIdx.z; img < nb; img += gridDim.z) {
+    for (int k = blockIdx.y; k < a.k_total; k += gridDim.y) {
+      const int ci = k / khw, r = k - ci * khw, ky = r / a.kw, kx = r - ky * a.kw;
+      const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane;
+      T* dst = col + (static_cast<long long>(img) * a.k_total + k) * band_p;
+      for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < band_p; p += gridDim.x * blockDim.x) {
+        const int oy = p / a.ow, ox = p - oy * a.ow;
+        const int iy = (oy0 + oy) * a.sh - a.ph + ky, ix = ox * a.sw - a.pw + kx;
+        T v = from_float<T>(0.f);
+        if (iy >= 0 && iy < a.h && ix >= 0 && ix < a.w) v = src[static_cast<long long>(iy) * a.w + ix];
+        dst[p] = v;
+      }
+    }
   }
 }
 
@@ -329,9 +323,19 @@ size_t col_bytes_per_image(const ConvArgs& a, DType dt) {
   return dtype_nbytes(dt, static_cast<int64_t>(a.k_total) * a.oh * a.ow);
 }
 
-// The GEMM path applies to 1×1 convs and to convs whose im2col matrix of one image fits kMaxColBytes.
-bool gemm_applies(const Tensor& x, const ConvArgs& a) {
+// Without tuning, the GEMM path takes 1×1 convs and convs whose X̂ of one image fits kMaxColBytes (it can run any
+// conv, banded; the tuner tries it everywhere).
+bool gemm_preferred(const Tensor& x, const ConvArgs& a) {
   return is_pointwise(a) || col_bytes_per_image(a, x.dtype()) <= kMaxColBytes;
+}
+
+template <typename T>
+void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows) {
+  const int band_p = rows * a.ow;
+  const dim3 grid(static_cast<unsigned>(std::max(1, (band_p + 255) / 256)),
+                  static_cast<unsigned>(std::min(a.k_total, 65535)), static_cast<unsigned>(std::min(nb, 65535)));
+  im2col_kernel<T><<<grid, 256, 0, c.stream()>>>(x, col, a, n0, nb, oy0, rows);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
 
 template <typename T>
@@ -340,34 +344,45 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   const long long p = static_cast<long long>(a.oh) * a.ow;
   const bool pointwise = is_pointwise(a);
   const size_t per_img = col_bytes_per_image(a, x.dtype());
-  const int chunk = pointwise ? a.n : static_cast<int>(std::max<size_t>(1, std::min<size_t>(a.n, kMaxColBytes / per_img)));
+  const size_t per_row = per_img / static_cast<size_t>(a.oh);
+  const bool banded = !pointwise && per_img > kMaxColBytes;
+  const int chunk = pointwise || banded ? (pointwise ? a.n : 1)
+                                        : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
+  const int band_rows = banded ? static_cast<int>(std::max<size_t>(1, kMaxColBytes / per_row)) : a.oh;
   GemmSpec g;
-  g.m = p;
   g.n = a.o;
   g.k = a.k_total;
-  g.lda = p;
   g.ldb = a.k_total;
   g.ldd = p;
-  g.stride_a = static_cast<int64_t>(a.k_total) * p;
   g.stride_d = static_cast<int64_t>(a.o) * p;
   g.dtype = x.dtype();
-  T* col = pointwise ? nullptr : static_cast<T*>(c.scratch(per_img * static_cast<size_t>(chunk), "conv2d im2col"));
+  T* col = pointwise ? nullptr
+                     : static_cast<T*>(c.scratch(banded ? per_row * static_cast<size_t>(band_rows)
+                                                        : per_img * static_cast<size_t>(chunk),
+                                                 "conv2d im2col"));
+  const T* xp = static_cast<const T*>(x.raw());
+  T* yp = static_cast<T*>(y.raw());
   for (int n0 = 0; n0 < a.n; n0 += chunk) {
     const int nb = std::min(chunk, a.n - n0);
-    const T* src = static_cast<const T*>(x.raw()) + static_cast<long long>(n0) * a.c * a.h * a.w;
-    if (!pointwise) {
-      const long long total = static_cast<long long>(nb) * a.k_total * p;
-      im2col_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(static_cast<const T*>(x.raw()), col, a, n0, total);
-      DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
-      src = col;
+    for (int oy0 = 0; oy0 < a.oh; oy0 += band_rows) {
+      const int rows = std::min(band_rows, a.oh - oy0);
+      const long long band_p = static_cast<long long>(rows) * a.ow;
+      const T* src = xp + static_cast<long long>(n0) * a.c * a.h * a.w;
+      if (!pointwise) {
+        im2col<T>(c, xp, col, a, n0, nb, oy0, rows);
+        src = col;
+      }
+      g.m = band_p;
+      g.lda = band_p;
+      g.stride_a = static_cast<int64_t>(a.k_total) * band_p;
+      g.batch = nb;
+      gemm(c, g, src, w.raw(), yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow,
+           nullptr, what.c_str());
     }
-    g.batch = nb;
-    gemm(c, g, src, w.raw(), static_cast<T*>(y.raw()) + static_cast<long long>(n0) * a.o * p, nullptr, what.c_str());
   }
   if (bias || a.relu) {
     const long long total = static_cast<long long>(a.n) * a.o * p;
-    channel_bias_act_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(static_cast<T*>(y.raw()), bias, a.o, p,
-                                                                          total, a.relu);
+    channel_bias_act_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(yp, bias, a.o, p, total, a.relu);
     DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
   }
 }
@@ -401,31 +416,159 @@ ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeomet
 
 enum class ConvPath { Auto, ImplicitGemm, Gemm };
 
+// The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
+enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16 };
+
+const char* algo_name(ConvAlgo algo) {
+  switch (algo) {
+    case ConvAlgo::Gemm: return "im2col+gemm";
+    case ConvAlgo::Implicit: return "implicit-gemm";
+    case ConvAlgo::Direct1x8: return "direct3x3 32x8";
+    case ConvAlgo::Direct1x16: return "direct3x3 32x16";
+    case ConvAlgo::Direct2x8: return "direct3x3 64x8";
+    case ConvAlgo::Direct2x16: return "direct3x3 64x16";
+  }
+  return "?";
+}
+
+std::string gemm_what(const Tensor& x, const Tensor& w, const Tensor& y) {
+  return str_cat("conv2d ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " ", shape_str(x.shape()),
+                 " -> ", shape_str(y.shape()));
+}
+
+template <typename T>
+void launch_direct(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+                   ConvAlgo algo) {
+  switch (algo) {
+    case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
+    case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(st, x, w, bias, y, a);
+    case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(st, x, w, bias, y, a);
+    default: return launch3x3<T, 2, 16>(st, x, w, bias, y, a);
+  }
+}
+
+void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+              ConvAlgo algo) {
+  if (algo == ConvAlgo::Gemm)
+    return dispatch_float(x.dtype(), "conv2d",
+                          [&](auto tag) { conv_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
+  switch (x.dtype()) {
+    case DType::F32:
+      return launch<float>(c.stream(), x, w, bias, y, a);
+    case DType::BF16:
+      if (algo == ConvAlgo::Implicit) return launch<__nv_bfloat16>(c.stream(), x, w, bias, y, a);
+      return launch_direct<__nv_bfloat16>(c.stream(), x, w, bias, y, a, algo);
+    case DType::F16:
+      if (algo == ConvAlgo::Implicit) return launch<__half>(c.stream(), x, w, bias, y, a);
+      return launch_direct<__half>(c.stream(), x, w, bias, y, a, algo);
+    default:
+      break;
+  }
+  DACPP_THROW(ErrorCode::InvalidArgument, "conv2d (cuda): dtype ", dtype_name(x.dtype()), " is not supported");
+}
+
+// The untuned choice: the measured rules of session 3 (DA2 shapes on the H200), also used while a CUDA graph is
+// being captured (no timing possible then) and with DACPP_CONV_TUNE=0.
+ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, const ConvArgs& a) {
+  if (direct3x3_applies(x, w, a)) {
+    const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
+    const long long co64 = (a.o + 63) / 64, co32 = (a.o + 31) / 32;
+    const long long rows16 = tiles_x * ((a.h + 15) / 16) * a.n, rows8 = tiles_x * ((a.h + 7) / 8) * a.n;
+    if (a.o <= 32) return rows16 * co32 >= 2 * sms ? ConvAlgo::Direct1x16 : ConvAlgo::Direct1x8;
+    return rows8 * co64 >= sms ? ConvAlgo::Direct2x8 : ConvAlgo::Direct1x8;
+  }
+  return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
+}
+
+bool tuning_enabled() {
+  static const bool enabled = [] {
+    const char* e = std::getenv("DACPP_CONV_TUNE");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return enabled;
+}
+
+bool capturing(const CudaContext& c) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "conv2d: cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// Two CUDA events, destroyed with the object.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    DACPP_CUDA_CHECK(cudaEventCreate(&start), "conv2d tuning: cudaEventCreate");
+    if (cudaEventCreate(&stop) != cudaSuccess) {
+      cudaEventDestroy(start);
+      DACPP_THROW(ErrorCode::Backend, "conv2d tuning: cudaEventCreate failed");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+// Autotuning (first call per shape on a context, eagerly): every applicable algorithm runs once to warm up (GEMM
+// plans, scratch) and then kTimedRuns times between two events; the fastest is kept in the context's tuned table
+// and runs last, so y always holds the chosen algorithm's result. Errors propagate (nothing is cached then).
+ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
+                     const ConvArgs& a) {
+  const ConvAlgo fallback = heuristic_algo(c, x, w, a);
+  if (is_pointwise(a) || !tuning_enabled()) return fallback;
+  const std::string key =
+      str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
+              a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
+              direct3x3_applies(x, w, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+  if (const int t = c.tuned(key); t >= 0) return static_cast<ConvAlgo>(t);
+  if (capturing(c)) return fallback;
+  std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
+  if (direct3x3_applies(x, w, a))
+    candidates.insert(candidates.end(),
+                      {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
+  constexpr int kTimedRuns = 3;
+  EventPair ev;
+  ConvAlgo best = fallback;
+  float best_ms = -1.f;
+  std::string report;
+  for (const ConvAlgo algo : candidates) {
+    run_algo(c, x, w, bias, y, a, algo);
+    DACPP_CUDA_CHECK(cudaEventRecord(ev.start, c.stream()), "conv2d tuning: cudaEventRecord");
+    for (int i = 0; i < kTimedRuns; ++i) run_algo(c, x, w, bias, y, a, algo);
+    DACPP_CUDA_CHECK(cudaEventRecord(ev.stop, c.stream()), "conv2d tuning: cudaEventRecord");
+    DACPP_CUDA_CHECK(cudaEventSynchronize(ev.stop), "conv2d tuning: ", algo_name(algo), " on ", key);
+    float ms = 0.f;
+    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop), "conv2d tuning: cudaEventElapsedTime");
+    ms /= kTimedRuns;
+    report += str_cat(" ", algo_name(algo), "=", ms * 1e3f, "us");
+    if (best_ms < 0.f || ms < best_ms) {
+      best = algo;
+      best_ms = ms;
+    }
+  }
+  log::debug("conv2d tuned [", key, "]:", report, " -> ", algo_name(best));
+  c.set_tuned(key, static_cast<int>(best));
+  return best;
+}
+
 void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
               const ConvGeometry& g, Epilogue act, ConvPath path) {
   if (y.numel() == 0) return;
   const ConvArgs a = make_args(x, w, y, g, act);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
-  const bool direct = path == ConvPath::Auto && direct3x3_applies(x, w, a);
-  if (!direct && path != ConvPath::ImplicitGemm && gemm_applies(x, a)) {
-    const std::string what = str_cat("conv2d ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " ",
-                                     shape_str(x.shape()), " -> ", shape_str(y.shape()));
-    return dispatch_float(x.dtype(), "conv2d", [&](auto tag) { conv_gemm<decltype(tag)>(c, x, w, bp, y, a, what); });
-  }
-  switch (x.dtype()) {
-    case DType::F32:
-      return launch<float>(c.stream(), x, w, bp, y, a);
-    case DType::BF16:
-      if (direct) return dispatch3x3<__nv_bfloat16>(c, x, w, bp, y, a);
-      return launch<__nv_bfloat16>(c.stream(), x, w, bp, y, a);
-    case DType::F16:
-      if (direct) return dispatch3x3<__half>(c, x, w, bp, y, a);
-      return launch<__half>(c.stream(), x, w, bp, y, a);
-    default:
+  switch (path) {
+    case ConvPath::Gemm:
+      return run_algo(c, x, w, bp, y, a, ConvAlgo::Gemm);
+    case ConvPath::ImplicitGemm:
+      return run_algo(c, x, w, bp, y, a, ConvAlgo::Implicit);
+    case ConvPath::Auto:
       break;
   }
-  DACPP_THROW(ErrorCode::InvalidArgument, "conv2d (cuda): dtype ", dtype_name(x.dtype()), " is not supported");
+  run_algo(c, x, w, bp, y, a, choose_algo(c, x, w, bp, y, a));
 }
 
 }  // namespace
@@ -445,19 +588,9 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
   if (y.numel() == 0) return;
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
-  cudaStream_t st = c.stream();
-  const bool bf = x.dtype() == DType::BF16;
-  const int v = (warps_m - 1) * 2 + (tile_rows == 16 ? 1 : 0);
-  if (bf) {
-    if (v == 0) return launch3x3<__nv_bfloat16, 1, 8>(st, x, w, bp, y, a);
-    if (v == 1) return launch3x3<__nv_bfloat16, 1, 16>(st, x, w, bp, y, a);
-    if (v == 2) return launch3x3<__nv_bfloat16, 2, 8>(st, x, w, bp, y, a);
-    return launch3x3<__nv_bfloat16, 2, 16>(st, x, w, bp, y, a);
-  }
-  if (v == 0) return launch3x3<__half, 1, 8>(st, x, w, bp, y, a);
-  if (v == 1) return launch3x3<__half, 1, 16>(st, x, w, bp, y, a);
-  if (v == 2) return launch3x3<__half, 2, 8>(st, x, w, bp, y, a);
-  return launch3x3<__half, 2, 16>(st, x, w, bp, y, a);
+  const ConvAlgo algo = warps_m == 1 ? (tile_rows == 8 ? ConvAlgo::Direct1x8 : ConvAlgo::Direct1x16)
+                                     : (tile_rows == 8 ? ConvAlgo::Direct2x8 : ConvAlgo::Direct2x16);
+  run_algo(c, x, w, bp, y, a, algo);
 }
 
 void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -469,6 +602,8 @@ void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
                         const ConvGeometry& g, Epilogue act) {
   run_conv(c, x, w, bias, y, g, act, ConvPath::Gemm);
 }
+
+size_t conv2d_tuned_count(const CudaContext& c) { return c.tuned_count(); }
 
 std::vector<KernelInfo> conv2d_kernels() {
   return {

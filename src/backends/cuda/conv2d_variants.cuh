@@ -19,4 +19,7 @@ void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Epilogue act, int warps_m, int tile_rows);
 
+// How many per-shape choices the context's autotuner holds (conv2d tunes each new shape once; bounded).
+size_t conv2d_tuned_count(const CudaContext& c);
+
 }  // namespace dacpp::cuda

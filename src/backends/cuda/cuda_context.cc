@@ -126,4 +126,14 @@ std::string describe(CudaContext& ctx) {
   return str_cat(ctx.device_name(), " (sm_", ctx.sm_version(), ", cuda:", ctx.device_index(), ")");
 }
 
+int CudaContext::tuned(const std::string& key) const {
+  const auto it = tuned_.find(key);
+  return it == tuned_.end() ? -1 : it->second;
+}
+
+void CudaContext::set_tuned(const std::string& key, int choice) {
+  if (tuned_.size() >= kMaxTuned && tuned_.find(key) == tuned_.end()) tuned_.clear();
+  tuned_[key] = choice;
+}
+
 }  // namespace dacpp::cuda

@@ -85,6 +85,10 @@ enum class BinaryKind { Add, Mul };
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
 // x, y: [R, C] (flattened; same dtype, or x f32 and y bf16 / f16); gamma, beta: [C] f32; y may alias x.
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
+// x ← x + a ⊙ ls (ls [C] f32 or undefined), then y = layer_norm(x): x f32, a and y any float dtype, y not
+// aliasing x or a.
+void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                           const Tensor& beta, float eps, Tensor& y);
 void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 // y = a (op) broadcast(b); b's shape right-aligned against a's, already validated.
 void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);

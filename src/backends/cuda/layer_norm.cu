@@ -65,6 +65,91 @@ __global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, c
   }
 }
 
+// The residual update of a pre-norm block fused with the next norm (f32 stream x, branch a in TA, y in TY):
+// x ← x + a ⊙ ls (ls may be null: x + a), then y = layer_norm(x). Pass 1 updates the row and sums it; passes 2
+// and 3 read the updated row back (written by the same lane, so visible to it; the row is in L1/L2). The sums run
+// in the order of layer_norm_kernel, so the result equals add_scaled followed by layer_norm.
+template <int V, typename TA, typename TY>
+__global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
+                                             const float* __restrict__ gamma, const float* __restrict__ beta,
+                                             TY* __restrict__ y, int64_t rows, int64_t cols, float eps) {
+  struct alignas(sizeof(float) * V) PackX {
+    float v[V];
+  };
+  struct alignas(sizeof(TA) * V) PackA {
+    TA v[V];
+  };
+  struct alignas(sizeof(TY) * V) PackY {
+    TY v[V];
+  };
+  const int lane = threadIdx.x & 31;
+  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  PackX* xr = reinterpret_cast<PackX*>(x + row * cols);
+  const PackA* ar = reinterpret_cast<const PackA*>(a + row * cols);
+  PackY* yr = reinterpret_cast<PackY*>(y + row * cols);
+  const int64_t packs = cols / V;
+  float s = 0.f;
+  for (int64_t p = lane; p < packs; p += 32) {
+    PackX v = xr[p];
+    const PackA av = ar[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float t = to_f32(av.v[j]);
+      v.v[j] += ls ? t * ls[p * V + j] : t;
+      s += v.v[j];
+    }
+    xr[p] = v;
+  }
+  const float mean = warp_sum(s) / static_cast<float>(cols);
+  float q = 0.f;
+  for (int64_t p = lane; p < packs; p += 32) {
+    const PackX v = xr[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float d = v.v[j] - mean;
+      q += d * d;
+    }
+  }
+  const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(cols) + eps);
+  for (int64_t p = lane; p < packs; p += 32) {
+    const PackX v = xr[p];
+    PackY o;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const int64_t c = p * V + j;
+      o.v[j] = from_f32<TY>((v.v[j] - mean) * rstd * gamma[c] + beta[c]);
+    }
+    yr[p] = o;
+  }
+}
+
+template <typename TA, typename TY>
+void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                  const Tensor& beta, float eps, Tensor& y) {
+  const int64_t cols = x.dim(-1);
+  const int64_t rows = x.numel() / cols;
+  const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  DACPP_CHECK(blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
+              " rows exceed the CUDA grid");
+  float* xp = static_cast<float*>(x.raw());
+  const TA* ap = static_cast<const TA*>(a.raw());
+  TY* yp = static_cast<TY*>(y.raw());
+  const float* lp = ls.defined() ? static_cast<const float*>(ls.raw()) : nullptr;
+  const float* gp = static_cast<const float*>(gamma.raw());
+  const float* bp = static_cast<const float*>(beta.raw());
+  // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
+  if (cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY))) {
+    add_scaled_layer_norm_kernel<4, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+        xp, ap, lp, gp, bp, yp, rows, cols, eps);
+    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_vec");
+  } else {
+    add_scaled_layer_norm_kernel<1, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
+        xp, ap, lp, gp, bp, yp, rows, cols, eps);
+    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm");
+  }
+}
+
 template <typename T, typename TY = T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   const int64_t cols = x.dim(-1);
@@ -99,8 +184,31 @@ void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tens
   dispatch_float(x.dtype(), "layer_norm", [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y); });
 }
 
+void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                           const Tensor& beta, float eps, Tensor& y) {
+  if (x.numel() == 0) return;
+  DACPP_CHECK(x.dtype() == DType::F32, ErrorCode::Unsupported, "add_scaled_layer_norm (cuda): a ",
+              dtype_name(x.dtype()), " stream (f32 only)");
+  c.make_current();
+  dispatch_float(a.dtype(), "add_scaled_layer_norm", [&](auto atag) {
+    dispatch_float(y.dtype(), "add_scaled_layer_norm", [&](auto ytag) {
+      launch_fused<decltype(atag), decltype(ytag)>(c, x, a, ls, gamma, beta, eps, y);
+    });
+  });
+}
+
 std::vector<KernelInfo> layer_norm_kernels() {
   return {
+      {"add_scaled_layer_norm<4,bf16,bf16>",
+       reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<4, __nv_bfloat16, __nv_bfloat16>)},
+      {"add_scaled_layer_norm<1,bf16,bf16>",
+       reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<1, __nv_bfloat16, __nv_bfloat16>)},
+      {"add_scaled_layer_norm<4,f16,f16>",
+       reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<4, __half, __half>)},
+      {"add_scaled_layer_norm<1,f16,f16>",
+       reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<1, __half, __half>)},
+      {"add_scaled_layer_norm<4,f32,f32>", reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<4, float, float>)},
+      {"add_scaled_layer_norm<1,f32,f32>", reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<1, float, float>)},
       {"layer_norm<f32,4>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 4>)},
       {"layer_norm<f32,1>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 1>)},
       {"layer_norm<bf16,8>", reinterpret_cast<const void*>(&layer_norm_kernel<__nv_bfloat16, 8>)},

@@ -41,6 +41,10 @@ void linear(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, 
 void layer_norm(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
   no_cuda("layer_norm");
 }
+void add_scaled_layer_norm(CudaContext&, Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, float,
+                           Tensor&) {
+  no_cuda("add_scaled_layer_norm");
+}
 void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); }
 void binary(CudaContext&, BinaryKind, const Tensor&, const Tensor&, Tensor&) { no_cuda("binary"); }
 void add_scaled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) { no_cuda("add_scaled"); }
