@@ -18,6 +18,7 @@
 #include "io/image.h"
 #include "io/writers.h"
 #include "util/scratch.h"
+#include "util/runner_options.h"
 
 namespace dacpp {
 namespace {
@@ -121,7 +122,7 @@ TEST_F(FaultSites, FileReadOfAModelAndOfAnImage) {
   expect_injected([] { io::load_image(kImage); }, ErrorCode::Io, "file.read");
   expect_serves();
   // The site fired once; the next load works and a runner over it agrees with the first.
-  Runner other(Model::load(kModel), RunnerOptions{1});
+  Runner other(Model::load(kModel), ::dacpp::testing::runner_options(1));
   EXPECT_EQ(values(other.run(*image_, options()).depth), *baseline_);
 }
 

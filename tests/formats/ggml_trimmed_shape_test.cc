@@ -18,6 +18,7 @@
 #include "formats/open_model_file.h"
 #include "gguf_test_util.h"
 #include "models/model_test_util.h"
+#include "util/runner_options.h"
 
 namespace dacpp {
 namespace {
@@ -111,11 +112,14 @@ TEST_P(GgmlTrimmedModel, LoadsAndRunsIdentically) {
   ASSERT_TRUE(input.defined());
   const Shape s = input.shape();
   if (s.size() == 5) input = input.reshape({s[0] * s[1], s[2], s[3], s[4]});
-  ForwardResult ra = Runner(a, RunnerOptions{2}).forward(input), rb = Runner(b, RunnerOptions{2}).forward(input);
+  ForwardResult ra = Runner(a, testing::runner_options(2)).forward(input);
+  ForwardResult rb = Runner(b, testing::runner_options(2)).forward(input);
   ASSERT_EQ(ra.depth.shape(), rb.depth.shape());
   EXPECT_EQ(std::memcmp(ra.depth.data<float>(), rb.depth.data<float>(), ra.depth.nbytes()), 0);
   EXPECT_EQ(ra.sky.defined(), rb.sky.defined());
-  if (ra.sky.defined()) EXPECT_EQ(std::memcmp(ra.sky.data<float>(), rb.sky.data<float>(), ra.sky.nbytes()), 0);
+  if (ra.sky.defined()) {
+    EXPECT_EQ(std::memcmp(ra.sky.data<float>(), rb.sky.data<float>(), ra.sky.nbytes()), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GgmlTrimmedModel,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "backends/cuda/cuda_context.h"
 #include "core/arena.h"
 #include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
@@ -128,6 +129,32 @@ TEST_F(CudaRuntimeTest, AllocatorReusesFreedBlocksAndAligns) {
   ops::copy(ctx(), h, a);
   ops::copy(ctx(), a, back);
   EXPECT_EQ(test::diff(back, h).max_abs, 0.0);
+}
+
+// Scratch generations: a buffer no graph capture saw is released when a larger one replaces it; one that a capture
+// may have recorded (allocated before or during it) is kept for the context's life.
+TEST_F(CudaRuntimeTest, ScratchKeepsOnlyBuffersACaptureMayUse) {
+  if (IsSkipped()) return;
+  cuda::CudaContext& c = ctx().cuda();
+  constexpr size_t kMiB = size_t{1} << 20;
+  c.scratch(1 * kMiB, "t");
+  c.scratch(4 * kMiB, "t");  // replaces the 1 MiB buffer: no capture in between
+  EXPECT_EQ(c.scratch_bytes(), 4 * kMiB);
+  // cudaMalloc is not allowed while a stream is captured: the blocks the capture will ask for come from the cache.
+  c.allocator().allocate_shared(8 * kMiB, "t").reset();
+  c.allocator().allocate_shared(16 * kMiB, "t").reset();
+  cuda::begin_capture(c);
+  c.scratch(8 * kMiB, "t");   // the 4 MiB buffer predates the capture: kept
+  c.scratch(16 * kMiB, "t");  // the 8 MiB one came during the capture: kept
+  cuda::GraphPtr g = cuda::end_capture(c);
+  EXPECT_EQ(c.scratch_bytes(), 28 * kMiB);
+  c.scratch(32 * kMiB, "t");  // the 16 MiB one was current during the capture: kept
+  EXPECT_EQ(c.scratch_bytes(), 60 * kMiB);
+  c.scratch(64 * kMiB, "t");  // the 32 MiB one came after the capture ended: released
+  EXPECT_EQ(c.scratch_bytes(), 92 * kMiB);
+  c.scratch(10 * kMiB, "t");  // fits the current buffer
+  EXPECT_EQ(c.scratch_bytes(), 92 * kMiB);
+  expect_context_usable();
 }
 
 TEST_F(CudaRuntimeTest, HostWeightReachingCudaOpIsRefusedByName) {

@@ -13,6 +13,7 @@
 #include "formats/tensor_names.h"
 #include "io/image.h"
 #include "models/model_test_util.h"
+#include "util/runner_options.h"
 
 namespace dacpp {
 namespace {
@@ -69,7 +70,7 @@ TEST_F(AnyViewParity, OneViewStagesRaysAndPoseMatchOfficialCode) {
   const models::ModelCapabilities caps = model->config().capabilities();
   EXPECT_TRUE(caps.pose && caps.conf && caps.rays && caps.multiview);
   EXPECT_FALSE(caps.sky || caps.metric);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   RunOptions o;
   o.want_rays = true;
   ForwardResult r = runner.forward(views_input("view1"), /*dump_stages=*/true, o);
@@ -81,7 +82,7 @@ TEST_F(AnyViewParity, OneViewStagesRaysAndPoseMatchOfficialCode) {
 
 TEST_F(AnyViewParity, RayBranchLeavesDepthAndConfUnchanged) {
   std::shared_ptr<const Model> model = load(/*with_aux=*/true);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   const Tensor input = views_input("view1");
   RunOptions with;
   with.want_rays = true;
@@ -97,7 +98,7 @@ TEST_F(AnyViewParity, ThreeViewsWithSaddleBalancedReferenceMatchOfficialCode) {
   // The official run picked view 1 (manifest.json view3_ref_view), so the camera token order is exercised.
   std::shared_ptr<const Model> model = load(/*with_aux=*/false);
   EXPECT_FALSE(model->config().capabilities().rays);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   ForwardResult r = runner.forward(views_input("view3"), /*dump_stages=*/true);
   EXPECT_EQ(r.ref_view, 1);
   check_stages(r, "view3");
@@ -110,7 +111,7 @@ TEST_F(AnyViewParity, GiantStyleModelMatchesOfficialCode) {
   EXPECT_EQ(vit.ffn, layers::FfnKind::SwiGlu);
   EXPECT_EQ(vit.alt_start, 13);
   EXPECT_EQ(vit.out_layers, (std::array<int, 4>{19, 27, 33, 39}));
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   ForwardResult r = runner.forward(views_input("view3", kGiantDir), /*dump_stages=*/true);
   EXPECT_EQ(r.ref_view, 2);  // manifest.json view3_ref_view
   check_stages(r, "view3", kGiantDir);
@@ -118,7 +119,7 @@ TEST_F(AnyViewParity, GiantStyleModelMatchesOfficialCode) {
 
 TEST_F(AnyViewParity, ReferenceStrategyChoosesTheWorldFrame) {
   std::shared_ptr<const Model> model = load(false);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   const Tensor input = views_input("view3");
   RunOptions o;
   o.ref_view_strategy = models::RefViewStrategy::First;
@@ -138,7 +139,7 @@ TEST_F(AnyViewParity, ReferenceStrategyChoosesTheWorldFrame) {
 
 TEST_F(AnyViewParity, RunViewsMatchesOfficialEndToEnd) {
   std::shared_ptr<const Model> model = load(false);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   io::ImageLimits lim;
   lim.apply_exif_orientation = false;
   std::vector<io::Image> views;
@@ -169,7 +170,7 @@ TEST_F(AnyViewParity, RunViewsMatchesOfficialEndToEnd) {
 
 TEST_F(AnyViewParity, ViewsOfDifferentSizesAreCentreCroppedToTheSmallest) {
   std::shared_ptr<const Model> model = load(false);
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   io::ImageLimits lim;
   lim.apply_exif_orientation = false;
   io::Image a = io::load_image(kDir + "/view3/view0.png", lim);  // 97×73 → 210×154
@@ -188,7 +189,7 @@ TEST_F(AnyViewParity, ViewsOfDifferentSizesAreCentreCroppedToTheSmallest) {
 }
 
 TEST_F(AnyViewParity, RaysOnAModelWithoutTheAuxHeadAreUnsupported) {
-  Runner runner(load(false), RunnerOptions{/*threads=*/2});
+  Runner runner(load(false), ::dacpp::testing::runner_options(2));
   RunOptions o;
   o.want_rays = true;
   try {
@@ -202,7 +203,7 @@ TEST_F(AnyViewParity, RaysOnAModelWithoutTheAuxHeadAreUnsupported) {
 
 TEST_F(AnyViewParity, MissingTensorsAreNamedAtLoad) {
   std::shared_ptr<const Model> full = load(true);
-  for (const std::string name : {names::vit("vit", "camera_token"), names::vit_block("vit", 5, "attn_qnorm.weight"),
+  for (const std::string& name : {names::vit("vit", "camera_token"), names::vit_block("vit", 5, "attn_qnorm.weight"),
                                  names::cam("fc_q.bias"), names::head("head", "scratch.out2b_aux.weight"),
                                  names::head_rn("head", 2, true, "rc1.c1.weight"), names::head("head", "norm.weight")}) {
     std::vector<TensorRecord> kept;

@@ -11,6 +11,7 @@
 #include "io/image.h"
 #include "models/model_config.h"
 #include "models/model_test_util.h"
+#include "util/runner_options.h"
 
 namespace dacpp {
 namespace {
@@ -122,7 +123,7 @@ TEST(ModelLoad, MisshapenTensorNamesBothShapes) {
 TEST(ModelLoad, SyntheticDa2RunsAndShapesFollowInput) {
   SyntheticModel sm;
   auto model = Model::from_file(sm.build());
-  Runner runner(model, RunnerOptions{/*threads=*/2, /*pos_cache_capacity=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2, 2));
   for (auto [h, w] : {std::pair<int64_t, int64_t>{28, 42}, {56, 56}, {42, 28}}) {
     ForwardResult r = runner.forward(random_input(h, w));
     ASSERT_EQ(r.depth.shape(), (Shape{1, h, w}));
@@ -131,19 +132,19 @@ TEST(ModelLoad, SyntheticDa2RunsAndShapesFollowInput) {
   }
   EXPECT_EQ(runner.pos_cache_size(), 2u);  // 56×56 is the stored 4×4 grid: no entry
   ForwardResult again = runner.forward(random_input(28, 42));
-  ForwardResult fresh = Runner(model, RunnerOptions{2}).forward(random_input(28, 42));
+  ForwardResult fresh = Runner(model, ::dacpp::testing::runner_options(2)).forward(random_input(28, 42));
   EXPECT_LE(testing::rel_l2(again.depth, fresh.depth), 1e-6);
 }
 
 TEST(ModelLoad, BadInputShapeIsInvalidArgument) {
   SyntheticModel sm;
-  Runner runner(Model::from_file(sm.build()), RunnerOptions{2});
+  Runner runner(Model::from_file(sm.build()), ::dacpp::testing::runner_options(2));
   expect_error([&] { runner.forward(random_input(30, 42)); }, ErrorCode::InvalidArgument, {"[1,3,30,42]", "14"});
 }
 
 TEST(ModelLoad, SyntheticDa3MonoGivesSky) {
   SyntheticModel sm(/*da3_mono=*/true);
-  Runner runner(Model::from_file(sm.build()), RunnerOptions{2});
+  Runner runner(Model::from_file(sm.build()), ::dacpp::testing::runner_options(2));
   ForwardResult r = runner.forward(random_input(28, 28));
   ASSERT_TRUE(r.sky.defined());
   EXPECT_EQ(r.sky.shape(), (Shape{1, 28, 28}));
@@ -153,7 +154,7 @@ TEST(ModelLoad, SyntheticDa3MonoGivesSky) {
 
 TEST(RunOptions, FocalOnlyForDa3MetricAndSizeBounded) {
   SyntheticModel sm;
-  Runner runner(Model::from_file(sm.build()), RunnerOptions{2});
+  Runner runner(Model::from_file(sm.build()), ::dacpp::testing::runner_options(2));
   io::Image img(20, 30);
   RunOptions o;
   o.focal_px = 500.f;

@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "models/model_test_util.h"
 #include "ops/resize.h"
+#include "util/runner_options.h"
 
 namespace dacpp {
 namespace {
@@ -44,7 +45,7 @@ TEST_P(ModelParity, StagesMatchOfficialCode) {
   const Case c = GetParam();
   if (!std::filesystem::exists(kDir + c.dir)) GTEST_SKIP() << "fixture " << c.dir << " absent";
   std::shared_ptr<const Model> model = Model::load(checkpoint_path(c));
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   Tensor input = load_npy(kDir + c.dir + "/input.npy");
   ASSERT_TRUE(input.defined());
   const Shape s = input.shape();
@@ -72,7 +73,7 @@ TEST_P(ModelParity, RunMatchesOfficialEndToEnd) {
   const Case c = GetParam();
   if (!std::filesystem::exists(kDir + c.dir)) GTEST_SKIP() << "fixture " << c.dir << " absent";
   std::shared_ptr<const Model> model = Model::load(checkpoint_path(c));
-  Runner runner(model, RunnerOptions{/*threads=*/2});
+  Runner runner(model, ::dacpp::testing::runner_options(2));
   io::ImageLimits lim;
   lim.apply_exif_orientation = false;
   io::Image img = io::load_image(kDir + "input.png", lim);

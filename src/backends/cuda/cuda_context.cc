@@ -62,9 +62,16 @@ CudaContext::~CudaContext() {
 void* CudaContext::scratch(size_t bytes, const char* what) {
   if (bytes > scratch_size_ || scratch_.empty()) {
     const size_t grow = std::max(bytes, scratch_size_ + scratch_size_ / 2);  // geometric: few generations
-    scratch_.push_back(allocator_->allocate_shared(grow, what));
+    std::shared_ptr<void> buffer = allocator_->allocate_shared(grow, what);
+    // The current buffer can only be in a graph if a capture ran since it was allocated; otherwise it goes.
+    if (!scratch_.empty() && !capturing_ && scratch_epoch_ == capture_epoch_) {
+      scratch_total_ -= scratch_size_;
+      scratch_.pop_back();
+    }
+    scratch_.push_back(std::move(buffer));
     scratch_size_ = grow;
     scratch_total_ += grow;
+    scratch_epoch_ = capture_epoch_;
   }
   return scratch_.back().get();
 }

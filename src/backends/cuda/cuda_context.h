@@ -53,11 +53,17 @@ class CudaContext {
 
   // Scratch device memory for one op's temporaries (an im2col matrix, a GEMM result before its scatter): >= bytes,
   // 256-byte aligned, valid until the next scratch() call on this context. Ops on one context run in stream order,
-  // so one buffer serves them all. A larger request allocates a larger buffer; earlier buffers are kept until the
-  // context dies, because a captured CUDA graph may still refer to them (never freed under a graph). Throws
-  // OutOfMemory naming `what`.
+  // so one buffer serves them all. A larger request allocates a larger buffer; an earlier buffer that a CUDA graph
+  // captured since its allocation may refer to is kept until the context dies (never freed under a graph), one
+  // that no capture saw is released (to the caching allocator). Throws OutOfMemory naming `what`.
   void* scratch(size_t bytes, const char* what);
   size_t scratch_bytes() const { return scratch_total_; }  // every generation, for memory reports
+  // Called when a CUDA graph capture on this context begins and ends (graph.cc): buffers in use from the
+  // beginning on may be in a graph.
+  void note_capture(bool active) {
+    capturing_ = active;
+    ++capture_epoch_;
+  }
 
   // `v` (a device vector of f32, e.g. a bias) converted to `dtype`, computed once per (tensor storage, dtype) and
   // kept while the storage lives: weights are converted on first use instead of on every call. A tensor without
@@ -89,6 +95,8 @@ class CudaContext {
   std::unique_ptr<GemmPlans> gemm_plans_;
   std::vector<std::shared_ptr<void>> scratch_;  // the current buffer last; older ones kept for captured graphs
   size_t scratch_size_ = 0, scratch_total_ = 0;
+  uint64_t capture_epoch_ = 0, scratch_epoch_ = 0;  // capture begins/ends so far; that count when scratch_.back() came
+  bool capturing_ = false;
   struct Converted {
     std::weak_ptr<void> owner;    // the source tensor's storage
     std::shared_ptr<void> data;   // the converted copy

@@ -24,16 +24,19 @@ void begin_capture(CudaContext& ctx) {
   // Thread-local mode: other threads' CUDA calls (other Runners) are not affected by this capture.
   DACPP_CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal),
                    "CUDA graph: begin capture");
+  ctx.note_capture(true);
 }
 
 GraphPtr end_capture(CudaContext& ctx) {
   GraphPtr g(new Graph);
+  ctx.note_capture(false);
   DACPP_CUDA_CHECK(cudaStreamEndCapture(ctx.stream(), &g->graph), "CUDA graph: end capture");
   DACPP_CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0), "CUDA graph: instantiate");
   return g;
 }
 
 void abort_capture(CudaContext& ctx) noexcept {
+  ctx.note_capture(false);
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(ctx.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
     cudaGraph_t partial = nullptr;
