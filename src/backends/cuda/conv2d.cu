@@ -12,8 +12,8 @@
 // convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
-// fastest cached per context); while a CUDA graph is captured, or with DACPP_CONV_TUNE=0, it uses the fixed rules
-// of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
+// fastest cached per device for the process); while a CUDA graph is captured, or with DACPP_CONV_TUNE=0, it uses
+// the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
 // algorithm (benchmarks, tests).
 #include <climits>
 #include <cstdint>
@@ -512,9 +512,10 @@ struct EventPair {
   EventPair& operator=(const EventPair&) = delete;
 };
 
-// Autotuning (first call per shape on a context, eagerly): every applicable algorithm runs once to warm up (GEMM
-// plans, scratch) and then kTimedRuns times between two events; the fastest is kept in the context's tuned table
-// and runs last, so y always holds the chosen algorithm's result. Errors propagate (nothing is cached then).
+// Autotuning (first call per shape and device in the process, eagerly): every applicable algorithm runs once to
+// warm up (GEMM plans, scratch) and then kTimedRuns times between two events; the fastest is kept in the device's
+// tuned table (CudaContext::tuned, shared by every Runner of the process) and run_conv runs it once more, so y
+// always holds the chosen algorithm's result. Errors propagate (nothing is cached then).
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   const ConvAlgo fallback = heuristic_algo(c, x, w, a);
@@ -551,7 +552,7 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   }
   log::debug("conv2d tuned [", key, "]:", report, " -> ", algo_name(best));
   c.set_tuned(key, static_cast<int>(best));
-  return best;
+  return static_cast<ConvAlgo>(c.tuned(key));  // another Runner's choice for this shape, if it got there first
 }
 
 void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
+#include <mutex>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_ops.h"
@@ -133,14 +135,41 @@ std::string describe(CudaContext& ctx) {
   return str_cat(ctx.device_name(), " (sm_", ctx.sm_version(), ", cuda:", ctx.device_index(), ")");
 }
 
+namespace {
+
+// The process-wide tuning tables, one per device index.
+struct TunedTables {
+  std::mutex mu;
+  std::map<int, std::map<std::string, int>> by_device;
+};
+
+TunedTables& tuned_tables() {
+  static TunedTables* tables = new TunedTables;  // never destroyed: contexts may die during static destruction
+  return *tables;
+}
+
+}  // namespace
+
 int CudaContext::tuned(const std::string& key) const {
-  const auto it = tuned_.find(key);
-  return it == tuned_.end() ? -1 : it->second;
+  TunedTables& t = tuned_tables();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const auto& table = t.by_device[device_index_];
+  const auto it = table.find(key);
+  return it == table.end() ? -1 : it->second;
 }
 
 void CudaContext::set_tuned(const std::string& key, int choice) {
-  if (tuned_.size() >= kMaxTuned && tuned_.find(key) == tuned_.end()) tuned_.clear();
-  tuned_[key] = choice;
+  TunedTables& t = tuned_tables();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto& table = t.by_device[device_index_];
+  if (table.size() >= kMaxTuned && table.find(key) == table.end()) table.clear();
+  table.emplace(key, choice);  // a choice another Runner made first stands
+}
+
+size_t CudaContext::tuned_count() const {
+  TunedTables& t = tuned_tables();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.by_device[device_index_].size();
 }
 
 }  // namespace dacpp::cuda

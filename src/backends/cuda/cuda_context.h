@@ -70,11 +70,13 @@ class CudaContext {
   // owned storage (an activation view) is converted into scratch() each time.
   std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
 
-  // Per-shape choices of autotuned ops (conv2d's algorithm, conv2d.cu): the choice stored under `key`, or -1.
-  // Bounded: cleared when kMaxTuned keys are held (a long-running server sees unbounded distinct input sizes).
+  // Per-shape choices of autotuned ops (conv2d's algorithm, conv2d.cu): the choice stored under `key` for this
+  // context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process
+  // makes the same choice for a shape and their outputs agree bit for bit. Bounded: cleared when kMaxTuned keys
+  // are held (a long-running server sees unbounded distinct input sizes).
   int tuned(const std::string& key) const;
   void set_tuned(const std::string& key, int choice);
-  size_t tuned_count() const { return tuned_.size(); }
+  size_t tuned_count() const;
   static constexpr size_t kMaxTuned = 1024;
 
   // Makes this context's device current on the calling thread (ops call it before enqueuing work).
@@ -102,7 +104,6 @@ class CudaContext {
     std::shared_ptr<void> data;   // the converted copy
   };
   std::map<std::tuple<const void*, int64_t, DType>, Converted> converted_;
-  std::map<std::string, int> tuned_;
 };
 
 }  // namespace dacpp::cuda
