@@ -12,12 +12,11 @@
 // convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
-// fastest cached per device for the process); while a CUDA graph is captured, or with DACPP_CONV_TUNE=0, it uses
+// fastest cached per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
 // algorithm (benchmarks, tests).
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -468,7 +467,7 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
 }
 
 // The untuned choice: the measured rules of session 3 (DA2 shapes on the H200), also used while a CUDA graph is
-// being captured (no timing possible then) and with DACPP_CONV_TUNE=0.
+// being captured (no timing possible then) and with DACPP_AUTOTUNE=0.
 ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, const ConvArgs& a) {
   if (direct3x3_applies(x, w, a)) {
     const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
@@ -478,14 +477,6 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, 
     return rows8 * co64 >= sms ? ConvAlgo::Direct2x8 : ConvAlgo::Direct1x8;
   }
   return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
-}
-
-bool tuning_enabled() {
-  static const bool enabled = [] {
-    const char* e = std::getenv("DACPP_CONV_TUNE");
-    return e == nullptr || std::string(e) != "0";
-  }();
-  return enabled;
 }
 
 bool capturing(const CudaContext& c) {
@@ -519,7 +510,7 @@ struct EventPair {
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   const ConvAlgo fallback = heuristic_algo(c, x, w, a);
-  if (is_pointwise(a) || !tuning_enabled()) return fallback;
+  if (is_pointwise(a) || !autotune_enabled()) return fallback;
   const std::string key =
       str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
               a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",

@@ -25,6 +25,10 @@ namespace dacpp::cuda {
 
 class GemmPlans;
 
+// Whether ops may time alternatives on first use of a shape (conv2d's algorithm, cuBLASLt's algorithm): on unless
+// the environment sets DACPP_AUTOTUNE=0 (fixed, reproducible choices across processes).
+bool autotune_enabled();
+
 class CudaContext {
  public:
   // Selects device `device_index`, creates the stream, the cuBLASLt handle and a 32 MiB workspace.

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <map>
+#include <mutex>
+#include <utility>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -10,6 +12,7 @@ namespace dacpp::cuda {
 namespace {
 
 constexpr size_t kMaxPlans = 512;
+constexpr size_t kMaxTunedAlgos = 4096;
 
 cudaDataType_t cuda_type(DType dt) {
   switch (dt) {
@@ -96,7 +99,74 @@ void make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int6
       ": batch stride of ", which);
 }
 
-std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* bias, const char* what) {
+// The algorithm chosen per (device, shape) for the whole process, so every Runner of a process runs the same
+// kernel for a shape (outputs agree bit for bit). Bounded like the plan caches.
+struct TunedAlgos {
+  std::mutex mu;
+  std::map<std::pair<int, Key>, cublasLtMatmulAlgo_t> algos;
+};
+
+TunedAlgos& tuned_algos() {
+  static TunedAlgos* t = new TunedAlgos;  // never destroyed: contexts may die during static destruction
+  return *t;
+}
+
+constexpr int kCandidates = 8;  // heuristic results timed per new shape
+constexpr int kTimedRuns = 3;
+
+void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
+                void* d, const char* what) {
+  const float alpha = 1.f, beta = 0.f;
+  DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo, c.workspace(),
+                                    c.workspace_bytes(), c.stream()),
+                     what, ": cublasLtMatmul");
+}
+
+// Times each heuristic candidate on the call's own operands (d is output only, beta = 0): one warm-up and
+// kTimedRuns runs between two events; returns the index of the fastest.
+int fastest(CudaContext& c, const Plan& p, const cublasLtMatmulHeuristicResult_t* heur, int found, const void* a,
+            const void* b, void* d, const char* what) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  DACPP_CUDA_CHECK(cudaEventCreate(&start), what, ": tuning event");
+  const cudaError_t e2 = cudaEventCreate(&stop);
+  if (e2 != cudaSuccess) {
+    cudaEventDestroy(start);
+    DACPP_CUDA_CHECK(e2, what, ": tuning event");
+  }
+  struct Events {
+    cudaEvent_t a, b;
+    ~Events() {
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+    }
+  } events{start, stop};
+  int best = 0;
+  float best_ms = -1.f;
+  for (int i = 0; i < found; ++i) {
+    if (heur[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    run_matmul(c, p, heur[i].algo, a, b, d, what);
+    DACPP_CUDA_CHECK(cudaEventRecord(start, c.stream()), what, ": tuning event");
+    for (int r = 0; r < kTimedRuns; ++r) run_matmul(c, p, heur[i].algo, a, b, d, what);
+    DACPP_CUDA_CHECK(cudaEventRecord(stop, c.stream()), what, ": tuning event");
+    DACPP_CUDA_CHECK(cudaEventSynchronize(stop), what, ": tuning candidate ", i);
+    float ms = 0.f;
+    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), what, ": tuning event");
+    if (best_ms < 0.f || ms < best_ms) {
+      best = i;
+      best_ms = ms;
+    }
+  }
+  return best;
+}
+
+bool capturing(const CudaContext& c) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "gemm: cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
+                                void* d, const void* bias, const char* what) {
   auto p = std::make_unique<Plan>();
   const cudaDataType_t t = cuda_type(s.dtype);
   DACPP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), what, ": matmul desc");
@@ -104,7 +174,8 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   set_desc(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta), what);
   set_desc(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb), what);
   set_desc(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &s.epilogue, sizeof(s.epilogue), what);
-  // The heuristic reads the bias pointer's alignment (part of the key); each call sets the pointer itself.
+  // The heuristic reads the bias pointer's alignment (part of the key), tuning runs with it; each call sets the
+  // pointer itself.
   if (bias) set_desc(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
   // Stored shapes: A is [m, k] (or [k, m] when transposed), B is [k, n] (or [n, k]).
   make_layout(&p->a, t, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.batch, s.stride_a, what, "A");
@@ -124,13 +195,31 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   for (int i = 0; i < 4; ++i)
     DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attrs[i], &aligns[i], sizeof(aligns[i])), what,
                        ": alignment preference");
-  cublasLtMatmulHeuristicResult_t heur{};
+  TunedAlgos& tuned = tuned_algos();
+  const std::pair<int, Key> tkey{c.device_index(), k};
+  {
+    std::lock_guard<std::mutex> lock(tuned.mu);
+    if (const auto it = tuned.algos.find(tkey); it != tuned.algos.end()) {
+      p->algo = it->second;
+      return p;
+    }
+  }
+  const int want = autotune_enabled() && !capturing(c) ? kCandidates : 1;
+  cublasLtMatmulHeuristicResult_t heur[kCandidates] = {};
   int found = 0;
-  DACPP_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, 1, &heur, &found),
-                     what, ": algorithm heuristic");
+  DACPP_CUBLAS_CHECK(
+      cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, want, heur, &found), what,
+      ": algorithm heuristic");
   DACPP_CHECK(found > 0, ErrorCode::Backend, what, ": cuBLASLt has no algorithm for m=", s.m, " n=", s.n, " k=", s.k,
               " batch=", s.batch, " (device cuda:", c.device_index(), ")");
-  p->algo = heur.algo;
+  if (found == 1 || want == 1) {
+    p->algo = heur[0].algo;  // untuned: not recorded, a later eager call may still tune this shape
+    return p;
+  }
+  const int best = fastest(c, *p, heur, found, a, b, d, what);
+  std::lock_guard<std::mutex> lock(tuned.mu);
+  if (tuned.algos.size() >= kMaxTunedAlgos) tuned.algos.clear();
+  p->algo = tuned.algos.emplace(tkey, heur[best].algo).first->second;  // another Runner's choice stands
   return p;
 }
 
@@ -152,17 +241,14 @@ void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void*
   auto& plans = c.gemm_plans().impl().plans;
   auto it = plans.find(k);
   if (it == plans.end()) {
-    std::unique_ptr<Plan> p = make_plan(c, s, k, bias, what);
+    std::unique_ptr<Plan> p = make_plan(c, s, k, a, b, d, bias, what);
     if (plans.size() >= kMaxPlans) plans.clear();
     it = plans.emplace(k, std::move(p)).first;
   }
   Plan& p = *it->second;
   // The bias pointer changes per call; setting it is a host-side write into the descriptor.
   set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
-  const float alpha = 1.f, beta = 0.f;
-  DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &p.algo, c.workspace(),
-                                    c.workspace_bytes(), c.stream()),
-                     what, ": cublasLtMatmul");
+  run_matmul(c, p, p.algo, a, b, d, what);
 }
 
 }  // namespace dacpp::cuda
