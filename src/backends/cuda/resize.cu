@@ -3,7 +3,8 @@
 // same source index and tap rules (torch's area_pixel_compute_source_index; cubic A = -0.75 with border-clamped
 // taps), and the same summation order (each horizontal tap's column is first blended vertically). Index math uses
 // round-to-nearest intrinsics without FMA contraction so the taps match the CPU's exactly.
-// One thread per output element.
+// One thread per output element of a row; the row's vertical taps are computed once per (block, row).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -13,8 +14,6 @@
 
 namespace dacpp::cuda {
 namespace {
-
-constexpr int kBlock = 256;
 
 struct ResizeGeom {
   int64_t in_h, in_w;
@@ -72,44 +71,52 @@ __device__ __forceinline__ void cubic_taps(int64_t in, float scale, int64_t o, b
   for (int j = 0; j < 4; ++j) idx[j] = min(max(i0 - 1 + j, int64_t{0}), in - 1);
 }
 
+// Grid: x over output columns, y over output rows, z over planes (n·c), each grid-strided; no index division per
+// element (the 0.4 kernel decoded a flat index with four 64-bit divisions, which dominated the 518² head resize).
 template <typename T, int NT>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
-__global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t total, int64_t full_h,
-                              ResizeGeom g) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t ox = i % g.out_w;
-    const int64_t r = i / g.out_w;
-    const int64_t oy = g.row0 + r % g.out_h, plane = r / g.out_h;
-    int64_t iy[NT], ix[NT];
-    float wy[NT], wx[NT];
-    if constexpr (NT == 2) {
-      linear_taps(g.in_h, g.scale_h, oy, g.align_corners, iy, wy);
-      linear_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
-    } else {
-      cubic_taps(g.in_h, g.scale_h, oy, g.align_corners, iy, wy);
-      cubic_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
-    }
+__global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t planes, ResizeGeom g) {
+  for (int64_t plane = blockIdx.z; plane < planes; plane += gridDim.z) {
     const T* src = x + plane * g.in_h * g.in_w;
-    float acc = 0.f;
+    for (int64_t r = blockIdx.y; r < g.out_h; r += gridDim.y) {
+      int64_t iy[NT];
+      float wy[NT];
+      if constexpr (NT == 2) linear_taps(g.in_h, g.scale_h, g.row0 + r, g.align_corners, iy, wy);
+      else cubic_taps(g.in_h, g.scale_h, g.row0 + r, g.align_corners, iy, wy);
+      T* dst = y + (plane * g.out_h + r) * g.out_w;
+      for (int64_t ox = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; ox < g.out_w;
+           ox += int64_t{gridDim.x} * blockDim.x) {
+        int64_t ix[NT];
+        float wx[NT];
+        if constexpr (NT == 2) linear_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
+        else cubic_taps(g.in_w, g.scale_w, ox, g.align_corners, ix, wx);
+        float acc = 0.f;
 #pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      float col = 0.f;
+        for (int j = 0; j < NT; ++j) {
+          float col = 0.f;
 #pragma unroll
-      for (int k = 0; k < NT; ++k) col = __fadd_rn(col, __fmul_rn(wy[k], to_f32(src[iy[k] * g.in_w + ix[j]])));
-      acc = __fadd_rn(acc, __fmul_rn(wx[j], col));
+          for (int k = 0; k < NT; ++k)
+            col = __fadd_rn(col, __fmul_rn(wy[k], to_f32(src[iy[k] * g.in_w + ix[j]])));
+          acc = __fadd_rn(acc, __fmul_rn(wx[j], col));
+        }
+        dst[ox] = from_f32<T>(acc);
+      }
     }
-    y[i] = from_f32<T>(acc);
   }
 }
 
 template <int NT>
-void launch(CudaContext& c, const Tensor& x, Tensor& y, int64_t full_h, const ResizeGeom& g) {
-  const int64_t total = y.numel();
+void launch(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
+  const int64_t planes = y.dim(0) * y.dim(1);
   c.make_current();
+  constexpr int64_t kMaxGridYZ = 65535;
+  constexpr int kRowBlock = 128;  // threads along a row: DPT rows are 37..1036 wide, few idle lanes
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((g.out_w + kRowBlock - 1) / kRowBlock, 1 << 20)),
+                  static_cast<unsigned>(std::min(g.out_h, kMaxGridYZ)),
+                  static_cast<unsigned>(std::min(planes, kMaxGridYZ)));
   dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
     using T = decltype(tag);
-    resize_kernel<T, NT><<<grid_for(c, total, kBlock), kBlock, 0, c.stream()>>>(
-        static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), total, full_h, g);
+    resize_kernel<T, NT><<<grid, kRowBlock, 0, c.stream()>>>(static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()),
+                                                         planes, g);
     DACPP_CUDA_LAUNCH_CHECK(NT == 2 ? "resize_bilinear" : "resize_bicubic");
   });
 }
@@ -131,18 +138,18 @@ ResizeGeom geometry(const Tensor& x, const Tensor& y, int64_t full_h, int64_t ro
 
 void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners) {
   if (y.numel() == 0) return;
-  launch<2>(c, x, y, y.dim(2), geometry(x, y, y.dim(2), 0, align_corners, 0, 0));
+  launch<2>(c, x, y, geometry(x, y, y.dim(2), 0, align_corners, 0, 0));
 }
 
 void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
                           bool align_corners) {
   if (y.numel() == 0) return;
-  launch<2>(c, x, y, full_h, geometry(x, y, full_h, row0, align_corners, 0, 0));
+  launch<2>(c, x, y, geometry(x, y, full_h, row0, align_corners, 0, 0));
 }
 
 void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w) {
   if (y.numel() == 0) return;
-  launch<4>(c, x, y, y.dim(2), geometry(x, y, y.dim(2), 0, align_corners, scale_h, scale_w));
+  launch<4>(c, x, y, geometry(x, y, y.dim(2), 0, align_corners, scale_h, scale_w));
 }
 
 std::vector<KernelInfo> resize_kernels() {
