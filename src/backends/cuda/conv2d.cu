@@ -301,16 +301,22 @@ __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, Conv
   }
 }
 
-// y[n, o, p] = act(y + bias[o]) over the whole output.
+// y[n, o, p] = act(y + bias[o]): grid x over the plane's pixels, y over channels, z over images (grid-strided), so
+// the channel is known per block and no element needs an index division.
 template <typename T>
-__global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, int o_count, long long plane,
-                                        long long total, int relu) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    float v = to_float(y[i]);
-    if (bias) v += bias[(i / plane) % o_count];
-    if (relu) v = fmaxf(v, 0.f);
-    y[i] = from_float<T>(v);
+__global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, int n, int o_count, long long plane,
+                                        int relu) {
+  for (int img = blockIdx.z; img < n; img += gridDim.z) {
+    for (int o = blockIdx.y; o < o_count; o += gridDim.y) {
+      T* row = y + (static_cast<long long>(img) * o_count + o) * plane;
+      const float b = bias ? bias[o] : 0.f;
+      for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < plane;
+           i += static_cast<long long>(gridDim.x) * blockDim.x) {
+        float v = to_float(row[i]) + b;
+        if (relu) v = fmaxf(v, 0.f);
+        row[i] = from_float<T>(v);
+      }
+    }
   }
 }
 
@@ -380,8 +386,9 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
     }
   }
   if (bias || a.relu) {
-    const long long total = static_cast<long long>(a.n) * a.o * p;
-    channel_bias_act_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(yp, bias, a.o, p, total, a.relu);
+    const dim3 grid(static_cast<unsigned>(std::min<long long>((p + 255) / 256, 1 << 20)),
+                    static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
+    channel_bias_act_kernel<T><<<grid, 256, 0, c.stream()>>>(yp, bias, a.n, a.o, p, a.relu);
     DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
   }
 }

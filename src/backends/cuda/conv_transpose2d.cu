@@ -63,17 +63,16 @@ __global__ void __launch_bounds__(128)
 // y[n, o, oy, ox] = z[n, (o, oy % s, ox % s), (oy / s)·w + ox / s] + bias[o] for images [n0, n0 + nb).
 template <typename T>
 __global__ void deconv_scatter_kernel(const T* __restrict__ z, const float* __restrict__ bias, T* __restrict__ y,
-                                      DeconvArgs a, long long total) {
-  const long long plane = static_cast<long long>(a.oh) * a.ow, zplane = static_cast<long long>(a.h) * a.w;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long no = i / plane;  // image-in-chunk · O + o
-    const int r = static_cast<int>(i - no * plane);
-    const int oy = r / a.ow, ox = r - oy * a.ow, o = static_cast<int>(no % a.o);
-    const int ky = oy % a.s, kx = ox % a.s;
-    const long long zi = ((no * a.k + ky) * a.k + kx) * zplane + static_cast<long long>(oy / a.s) * a.w + ox / a.s;
-    y[i] = from_float<T>(to_float(z[zi]) + (bias ? bias[o] : 0.f));
-  }
+                                      DeconvArgs a) {
+  // grid: x over output columns, y = output row, z = image-in-chunk · O + o (conv_transpose2d bounds both by 65535)
+  const int ox = blockIdx.x * blockDim.x + threadIdx.x;
+  if (ox >= a.ow) return;
+  const int oy = blockIdx.y, no = blockIdx.z, o = no % a.o;
+  const long long zplane = static_cast<long long>(a.h) * a.w;
+  const int ky = oy % a.s, kx = ox % a.s;
+  const long long zi = ((static_cast<long long>(no) * a.k + ky) * a.k + kx) * zplane +
+                       static_cast<long long>(oy / a.s) * a.w + ox / a.s;
+  y[(static_cast<long long>(no) * a.oh + oy) * a.ow + ox] = from_float<T>(to_float(z[zi]) + (bias ? bias[o] : 0.f));
 }
 
 constexpr size_t kMaxScratchBytes = size_t{64} << 20;  // Z of one chunk of images
@@ -102,9 +101,9 @@ void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* 
     const int nb = std::min(chunk, a.n - n0);
     g.batch = nb;
     gemm(c, g, static_cast<const T*>(x.raw()) + n0 * g.stride_a, w.raw(), z, nullptr, what.c_str());
-    const long long total = static_cast<long long>(nb) * a.o * plane;
-    deconv_scatter_kernel<T><<<grid_for(c, total, 256), 256, 0, c.stream()>>>(z, bias, static_cast<T*>(y.raw()) + n0 * a.o * plane,
-                                                              a, total);
+    const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
+                    static_cast<unsigned>(nb * a.o));
+    deconv_scatter_kernel<T><<<grid, 128, 0, c.stream()>>>(z, bias, static_cast<T*>(y.raw()) + n0 * a.o * plane, a);
     DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_scatter");
   }
 }
