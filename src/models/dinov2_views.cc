@@ -28,6 +28,13 @@ void copy(layers::Exec& ex, const Tensor& src, Tensor& dst) {
 
 bool is_global(const VitConfig& c, int i) { return c.alt_start != -1 && i >= c.alt_start && i % 2 == 1; }
 
+// Whether the stream after local block i must be kept as `local`: an output layer in [i, next local block) reads it.
+bool local_needed(const VitConfig& c, int i) {
+  int next = i + 1;
+  while (next < c.depth && is_global(c, next)) ++next;
+  return std::any_of(c.out_layers.begin(), c.out_layers.end(), [&](int j) { return j >= i && j < next; });
+}
+
 // The reference view chosen from each view's slot-0 token of x [S, N, E] (copied to the host, f32).
 int64_t reference_view(RunState& rs, const Tensor& x) {
   const int64_t s = x.dim(0), n = x.dim(1), e = x.dim(2);
@@ -94,7 +101,7 @@ Dinov2::ViewFeatures Dinov2::forward_views(RunState& rs, const Tensor& images) c
       blk.forward(ex, flat, rope ? &rope_ : nullptr, rope ? &global_pos : nullptr);
     } else {
       blk.forward(ex, x, rope ? &rope_ : nullptr, rope ? &local_pos : nullptr);
-      copy(ex, x, local);
+      if (local_needed(cfg_, i)) copy(ex, x, local);
     }
     if (std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) == cfg_.out_layers.end()) continue;
     collect_views(rs, local, x, np, out.feats[collected]);
