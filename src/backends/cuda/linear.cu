@@ -11,8 +11,13 @@
 //
 // Precision: compute type CUBLAS_COMPUTE_32F (pure f32 for f32 inputs: no TF32; f32 accumulation for bf16 / f16),
 // scale type f32. cuBLASLt wants the bias in D's type, so for bf16 / f16 the f32 bias is converted once per
-// weight (CudaContext::converted) and the copy reused by every later call and graph replay. cuBLASLt's GELU epilogue is the tanh approximation: GELU runs as the BIAS
-// epilogue followed by our exact erf GELU kernel in place. ReLU is fused (RELU_BIAS / RELU).
+// weight (CudaContext::converted) and the copy reused by every later call and graph replay. ReLU is fused
+// (RELU_BIAS / RELU). GELU: cuBLASLt's GELU epilogue is the tanh form, within ~5e-4 of the exact erf GELU before
+// rounding — far below a bf16 / f16 output's rounding step at the values where they differ (bf16 ulp 7.8e-3 at
+// |x| = 1, f16 ulp 9.8e-4) — and it rounds once from the f32 accumulator, where the unfused path rounds the GEMM
+// output and then the GELU. So bf16 / f16 use GELU_BIAS / GELU; f32, where the exact form matters at 1e-6, runs the
+// BIAS epilogue followed by our exact erf GELU kernel in place.
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -85,6 +90,8 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   }
   cublasLtEpilogue_t epi = bias_d ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   if (act == Epilogue::Relu && !bias_unfused) epi = bias_d ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  constexpr bool kFusedGelu = !std::is_same_v<T, float>;
+  if (act == Epilogue::Gelu && kFusedGelu) epi = bias_d ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   const std::string what = str_cat("linear ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " [",
                                    m, "x", k, "]·[", n, "x", k, "]^T");
   // Row-major y[M, N] = x[M, K]·w[N, K]^T is column-major D[N, M] = (w buffer as [K, N])^T · (x buffer as [K, M]).
@@ -100,7 +107,7 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   g.epilogue = epi;
   gemm(c, g, w.raw(), x.raw(), y.raw(), bias_d, what.c_str());
   if (bias_unfused) launch_bias_act<T>(c, y, bias_f32, m, n, act);
-  else if (act == Epilogue::Gelu) launch_bias_act<T>(c, y, nullptr, m, n, Epilogue::Gelu);
+  else if (act == Epilogue::Gelu && !kFusedGelu) launch_bias_act<T>(c, y, nullptr, m, n, Epilogue::Gelu);
 }
 
 }  // namespace
