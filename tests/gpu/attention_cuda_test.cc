@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
+#include "backends/cuda/attention_variants.cuh"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/attention.h"
 
@@ -35,6 +38,16 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   Tensor want = test::output_tensor({c.b, c.nq, c.h, c.d});
   ops::attention(cpu, q, k, v, scale, want);
   expect_close(out, want, c.dt, "attention");
+
+  // Every tensor-core variant, whatever the per-shape choice: 64 rows / 4 warps, 128 rows / 4 warps, 64 rows / 2.
+  const bool tc = c.dt != DType::F32 && (c.d == 32 || c.d == 64 || c.d == 128);
+  if (!tc) return;
+  for (auto [mt, warps] : {std::pair{1, 4}, std::pair{2, 4}, std::pair{2, 2}}) {
+    if (mt == 2 && c.d > 64) continue;
+    Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_variant");
+    cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o2, mt, warps);
+    expect_close(o2, want, c.dt, "attention variant " + std::to_string(mt) + "x" + std::to_string(warps));
+  }
 }
 
 std::string attn_name(const ::testing::TestParamInfo<AttnCase>& i) {

@@ -1,37 +1,41 @@
 // attention on CUDA: out[b, n, h, :] = softmax(scale · q[b, h, n] · k[b, h]ᵀ) · v[b, h].
 //
-// flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 64 query rows of one (b, h), 4 warps of 16 rows.
+// flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 16·MT·WARPS query rows of one (b, h), each warp
+// MT m-tiles of 16 rows (variants 1×4 = 64 rows, 2×4 = 128 rows, 2×2 = 64 rows in 2 warps; D <= 64 for MT = 2),
+// chosen per shape by timing on first use (choose_variant).
 // K/V tiles of 64 keys are double-buffered in shared memory with cp.async (rows padded by 8 elements so ldmatrix is
 // conflict-free); S = Q·Kᵀ and O += P·V run on tensor cores (m16n8k16), the softmax is online in f32 in registers
 // (exp2 with scale·log2 e folded in), P is rounded to the input dtype only as the mma operand. Shared memory is
-// (64 + 4·64)·(D + 8) elements whatever N: 45 KiB for D = 64.
+// (rows + 4·64)·(D + 8) elements whatever N: 45 KiB for D = 64 and 64 rows, 54 KiB for 128 rows.
 //
 // attention_simt (f32 exact, and any dtype with other D <= 256 or unaligned pointers): one block = 16 query rows,
 // 4 warps of 4 rows; per tile of 32 keys each lane scores one key, the warp runs the online softmax, and each lane
 // accumulates D/32 output columns. All math f32 (expf, no fast math).
 #include <cfloat>
 #include <cmath>
+#include <string>
 
+#include "backends/cuda/attention_variants.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
+#include "core/log.h"
 
 namespace dacpp::cuda {
 namespace {
 
 using namespace mma;
 
-constexpr int kBr = 64;  // query rows per block (tensor-core kernel)
-constexpr int kBc = 64;  // keys per tile
-constexpr int kTcThreads = 128;
+constexpr int kBc = 64;  // keys per tile (tensor-core kernel)
 
-// Rows [row0, row0 + 64) of a [rows, D] matrix into shared memory (row stride D + 8); rows past `rows` are zeroed.
-template <typename T, int D>
+// Rows [row0, row0 + R) of a [rows, D] matrix into shared memory (row stride D + 8) by THREADS threads; rows
+// past `rows` are zeroed.
+template <typename T, int D, int R, int THREADS>
 __device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int tid) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int i = tid; i < 64 * kChunks; i += kTcThreads) {
+  for (int i = tid; i < R * kChunks; i += THREADS) {
     const int r = i / kChunks, c = (i % kChunks) * 8;
     T* d = dst + r * (D + 8) + c;
     if (row0 + r < rows) {
@@ -74,39 +78,47 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
   }
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(kTcThreads)
+// MT: 16-row m-tiles per warp (each K / V fragment read from shared memory feeds MT mma's), WARPS: warps per block;
+// a block takes 16·MT·WARPS query rows.
+template <typename T, int D, int MT, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)
     flash_attention_tc(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
                        int heads, int nq, int nk, float scale_log2) {
+  constexpr int kThreads = WARPS * 32, kRows = 16 * MT * WARPS;
   constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sq = reinterpret_cast<T*>(smem_raw);
-  T* sk = sq + kBr * kStride;       // [2][kBc][kStride]
+  T* sk = sq + kRows * kStride;     // [2][kBc][kStride]
   T* sv = sk + 2 * kBc * kStride;   // [2][kBc][kStride]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, mi = lane / 8, ri = lane % 8;
-  const int bh = blockIdx.y, q0 = blockIdx.x * kBr;
+  const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
   const T* qb = q + static_cast<int64_t>(bh) * nq * D;
   const T* kb = k + static_cast<int64_t>(bh) * nk * D;
   const T* vb = v + static_cast<int64_t>(bh) * nk * D;
 
-  load_tile<T, D>(sq, qb, q0, nq, tid);
-  load_tile<T, D>(sk, kb, 0, nk, tid);
-  load_tile<T, D>(sv, vb, 0, nk, tid);
+  load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, tid);
+  load_tile<T, D, kBc, kThreads>(sk, kb, 0, nk, tid);
+  load_tile<T, D, kBc, kThreads>(sv, vb, 0, nk, tid);
   cp_async_commit();
 
-  uint32_t qf[D / 16][4];
-  float o[D / 8][4];
+  uint32_t qf[MT][D / 16][4];
+  float o[MT][D / 8][4];
+  float m[MT][2], l[MT][2];
 #pragma unroll
-  for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
-  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.f;
+    m[mt][0] = m[mt][1] = -INFINITY;
+    l[mt][0] = l[mt][1] = 0.f;
+  }
   const int ntiles = (nk + kBc - 1) / kBc;
 
   for (int j = 0; j < ntiles; ++j) {
     const int buf = j & 1;
     if (j + 1 < ntiles) {
-      load_tile<T, D>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, tid);
-      load_tile<T, D>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, tid);
+      load_tile<T, D, kBc, kThreads>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, tid);
+      load_tile<T, D, kBc, kThreads>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, tid);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -115,47 +127,66 @@ __global__ void __launch_bounds__(kTcThreads)
     __syncthreads();
     if (j == 0) {
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        ldmatrix_x4(qf[kk], sq + (warp * 16 + (mi & 1) * 8 + ri) * kStride + kk * 16 + (mi >> 1) * 8);
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          ldmatrix_x4(qf[mt][kk],
+                      sq + ((warp * MT + mt) * 16 + (mi & 1) * 8 + ri) * kStride + kk * 16 + (mi >> 1) * 8);
     }
     const T* skb = sk + buf * kBc * kStride;
     const T* svb = sv + buf * kBc * kStride;
 
-    float s[kBc / 8][4];
+    float s[MT][kBc / 8][4];
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kBc / 8; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
 #pragma unroll
       for (int n2 = 0; n2 < kBc / 16; ++n2) {
         uint32_t kf[4];
         ldmatrix_x4(kf, skb + (n2 * 16 + (mi >> 1) * 8 + ri) * kStride + kk * 16 + (mi & 1) * 8);
-        mma16816<T>(s[2 * n2], qf[kk], kf[0], kf[1]);
-        mma16816<T>(s[2 * n2 + 1], qf[kk], kf[2], kf[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mma16816<T>(s[mt][2 * n2], qf[mt][kk], kf[0], kf[1]);
+          mma16816<T>(s[mt][2 * n2 + 1], qf[mt][kk], kf[2], kf[3]);
+        }
       }
     }
     const int key0 = j * kBc;
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) {
+    for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool valid = key0 + nt * 8 + 2 * t + (e & 1) < nk;
-        s[nt][e] = valid ? s[nt][e] * scale_log2 : -INFINITY;
+      for (int nt = 0; nt < kBc / 8; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const bool valid = key0 + nt * 8 + 2 * t + (e & 1) < nk;
+          s[mt][nt][e] = valid ? s[mt][nt][e] * scale_log2 : -INFINITY;
+        }
       }
+      softmax_update<D>(s[mt], o[mt], m[mt], l[mt]);
     }
-    softmax_update<D>(s, o, m, l);
 
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
-      const uint32_t pa[4] = {pack2<T>(s[2 * kc][0], s[2 * kc][1]), pack2<T>(s[2 * kc][2], s[2 * kc][3]),
-                              pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]),
-                              pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3])};
+      uint32_t pa[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        pa[mt][0] = pack2<T>(s[mt][2 * kc][0], s[mt][2 * kc][1]);
+        pa[mt][1] = pack2<T>(s[mt][2 * kc][2], s[mt][2 * kc][3]);
+        pa[mt][2] = pack2<T>(s[mt][2 * kc + 1][0], s[mt][2 * kc + 1][1]);
+        pa[mt][3] = pack2<T>(s[mt][2 * kc + 1][2], s[mt][2 * kc + 1][3]);
+      }
 #pragma unroll
       for (int d2 = 0; d2 < D / 16; ++d2) {
         uint32_t vf[4];
         ldmatrix_x4_trans(vf, svb + (kc * 16 + (mi & 1) * 8 + ri) * kStride + d2 * 16 + (mi >> 1) * 8);
-        mma16816<T>(o[2 * d2], pa, vf[0], vf[1]);
-        mma16816<T>(o[2 * d2 + 1], pa, vf[2], vf[3]);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mma16816<T>(o[mt][2 * d2], pa[mt], vf[0], vf[1]);
+          mma16816<T>(o[mt][2 * d2 + 1], pa[mt], vf[2], vf[3]);
+        }
       }
     }
     __syncthreads();  // every warp is done with buf before the next iteration refills it
@@ -163,17 +194,21 @@ __global__ void __launch_bounds__(kTcThreads)
 
   const int b = bh / heads, h = bh % heads;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float li = l[i];
-    li += __shfl_xor_sync(0xffffffffu, li, 1);
-    li += __shfl_xor_sync(0xffffffffu, li, 2);
-    const float inv = li > 0.f ? 1.f / li : 0.f;
-    const int row = q0 + warp * 16 + g + 8 * i;
-    if (row >= nq) continue;
-    T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * D;
+  for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt)
-      *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * t) = pack2<T>(o[dt][2 * i] * inv, o[dt][2 * i + 1] * inv);
+    for (int i = 0; i < 2; ++i) {
+      float li = l[mt][i];
+      li += __shfl_xor_sync(0xffffffffu, li, 1);
+      li += __shfl_xor_sync(0xffffffffu, li, 2);
+      const float inv = li > 0.f ? 1.f / li : 0.f;
+      const int row = q0 + (warp * MT + mt) * 16 + g + 8 * i;
+      if (row >= nq) continue;
+      T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * D;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt)
+        *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * t) =
+            pack2<T>(o[mt][dt][2 * i] * inv, o[mt][dt][2 * i + 1] * inv);
+    }
   }
 }
 
@@ -272,14 +307,15 @@ void set_smem(const void* kernel, size_t bytes, const char* name) {
                      "attention: shared memory opt-in of ", bytes, " bytes for kernel ", name);
 }
 
-template <typename T, int D>
+template <typename T, int D, int MT, int WARPS>
 void launch_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                const Dims& g) {
-  const auto kernel = flash_attention_tc<T, D>;
-  const size_t smem = static_cast<size_t>(kBr + 4 * kBc) * (D + 8) * sizeof(T);
+  constexpr int kRows = 16 * MT * WARPS;
+  const auto kernel = flash_attention_tc<T, D, MT, WARPS>;
+  const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
-  const dim3 grid((g.nq + kBr - 1) / kBr, g.b * g.h);
-  kernel<<<grid, kTcThreads, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
+  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
+  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
                                          static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
                                          g.nk, scale * 1.4426950408889634f);
   DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
@@ -308,16 +344,99 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
   return launch_simt<T, 8>(st, q, k, v, scale, out, g);
 }
 
-// The tensor-core path, when D, dtype and alignment allow it; returns false otherwise.
-template <typename T>
-bool try_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-            const Dims& g) {
-  for (const Tensor* t : {&q, &k, &v, static_cast<const Tensor*>(&out)})
+// The tensor-core kernel's variants: 16-row m-tiles per warp × warps per block.
+enum class TcVariant : int { M1W4, M2W4, M2W2 };
+
+const char* variant_name(TcVariant v) {
+  switch (v) {
+    case TcVariant::M1W4: return "64 rows/4 warps";
+    case TcVariant::M2W4: return "128 rows/4 warps";
+    case TcVariant::M2W2: return "64 rows/2 warps";
+  }
+  return "?";
+}
+
+bool tc_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Dims& g) {
+  if (q.dtype() == DType::F32 || (g.d != 32 && g.d != 64 && g.d != 128)) return false;
+  for (const Tensor* t : {&q, &k, &v, &out})
     if (reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0) return false;
-  if (g.d == 64) return launch_tc<T, 64>(st, q, k, v, scale, out, g), true;
-  if (g.d == 32) return launch_tc<T, 32>(st, q, k, v, scale, out, g), true;
-  if (g.d == 128) return launch_tc<T, 128>(st, q, k, v, scale, out, g), true;
-  return false;
+  return true;
+}
+
+template <typename T, int D>
+void launch_variant(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                    const Dims& g, TcVariant var) {
+  if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
+    if (var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, q, k, v, scale, out, g);
+    if (var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, q, k, v, scale, out, g);
+  }
+  launch_tc<T, D, 1, 4>(st, q, k, v, scale, out, g);
+}
+
+template <typename T>
+void run_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+            const Dims& g, TcVariant var) {
+  if (g.d == 64) return launch_variant<T, 64>(st, q, k, v, scale, out, g, var);
+  if (g.d == 32) return launch_variant<T, 32>(st, q, k, v, scale, out, g, var);
+  launch_variant<T, 128>(st, q, k, v, scale, out, g, var);
+}
+
+void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                const Dims& g, TcVariant var) {
+  if (q.dtype() == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), q, k, v, scale, out, g, var);
+  run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
+}
+
+bool capturing(const CudaContext& c) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "attention: cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+// The variant for this shape: tuned on first use per device and process (each variant once to warm up, then three
+// runs between events; the fastest is kept in CudaContext's tuned table), the 64-row / 4-warp kernel while a graph
+// is captured, with DACPP_AUTOTUNE=0, or for D = 128.
+TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                         const Dims& g) {
+  if (g.d > 64 || !autotune_enabled()) return TcVariant::M1W4;
+  const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
+                                  dtype_name(q.dtype()));
+  if (const int t = c.tuned(key); t >= 0) return static_cast<TcVariant>(t);
+  if (capturing(c)) return TcVariant::M1W4;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  DACPP_CUDA_CHECK(cudaEventCreate(&start), "attention tuning: cudaEventCreate");
+  const cudaError_t e2 = cudaEventCreate(&stop);
+  if (e2 != cudaSuccess) {
+    cudaEventDestroy(start);
+    DACPP_CUDA_CHECK(e2, "attention tuning: cudaEventCreate");
+  }
+  struct Events {
+    cudaEvent_t a, b;
+    ~Events() {
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+    }
+  } events{start, stop};
+  TcVariant best = TcVariant::M1W4;
+  float best_ms = -1.f;
+  std::string report;
+  for (const TcVariant var : {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2}) {
+    run_tc_any(c, q, k, v, scale, out, g, var);
+    DACPP_CUDA_CHECK(cudaEventRecord(start, c.stream()), "attention tuning: cudaEventRecord");
+    for (int i = 0; i < 3; ++i) run_tc_any(c, q, k, v, scale, out, g, var);
+    DACPP_CUDA_CHECK(cudaEventRecord(stop, c.stream()), "attention tuning: cudaEventRecord");
+    DACPP_CUDA_CHECK(cudaEventSynchronize(stop), "attention tuning: ", variant_name(var), " on ", key);
+    float ms = 0.f;
+    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), "attention tuning: cudaEventElapsedTime");
+    report += str_cat(" ", variant_name(var), "=", ms / 3 * 1e3f, "us");
+    if (best_ms < 0.f || ms < best_ms) {
+      best = var;
+      best_ms = ms;
+    }
+  }
+  log::debug("attention tuned [", key, "]:", report, " -> ", variant_name(best));
+  c.set_tuned(key, static_cast<int>(best));
+  return static_cast<TcVariant>(c.tuned(key));
 }
 
 }  // namespace
@@ -334,13 +453,13 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
               shape_str(k.shape()), " exceeds the kernel's grid limits (B·H <= 65535)");
   c.make_current();
   const cudaStream_t st = c.stream();
+  if (tc_applies(q, k, v, out, g))
+    return run_tc_any(c, q, k, v, scale, out, g, choose_variant(c, q, k, v, scale, out, g));
   switch (q.dtype()) {
     case DType::BF16:
-      if (!try_tc<__nv_bfloat16>(st, q, k, v, scale, out, g)) dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
-      return;
+      return dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
     case DType::F16:
-      if (!try_tc<__half>(st, q, k, v, scale, out, g)) dispatch_simt<__half>(st, q, k, v, scale, out, g);
-      return;
+      return dispatch_simt<__half>(st, q, k, v, scale, out, g);
     case DType::F32:
       return dispatch_simt<float>(st, q, k, v, scale, out, g);
     default:
@@ -349,14 +468,36 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
   DACPP_THROW(ErrorCode::InvalidArgument, "attention (cuda): dtype ", dtype_name(q.dtype()), " is not supported");
 }
 
+void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                       int m_tiles, int warps) {
+  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
+               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+  const bool known = (m_tiles == 1 && warps == 4) || (m_tiles == 2 && (warps == 4 || warps == 2));
+  DACPP_CHECK(tc_applies(q, k, v, out, g) && known && (m_tiles == 1 || g.d <= 64),
+              ErrorCode::InvalidArgument, "attention_variant (cuda): q ", shape_str(q.shape()), " variant ", m_tiles,
+              "x", warps, " not supported");
+  if (out.numel() == 0) return;
+  c.make_current();
+  const TcVariant var = m_tiles == 1 ? TcVariant::M1W4 : warps == 4 ? TcVariant::M2W4 : TcVariant::M2W2;
+  run_tc_any(c, q, k, v, scale, out, g, var);
+}
+
 std::vector<KernelInfo> attention_kernels() {
   return {
-      {"flash_attention_tc<bf16,64>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64>)},
-      {"flash_attention_tc<bf16,32>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32>)},
-      {"flash_attention_tc<bf16,128>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128>)},
-      {"flash_attention_tc<f16,64>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64>)},
-      {"flash_attention_tc<f16,32>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32>)},
-      {"flash_attention_tc<f16,128>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128>)},
+      {"flash_attention_tc<bf16,64,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 4>)},
+      {"flash_attention_tc<bf16,64,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 2, 4>)},
+      {"flash_attention_tc<bf16,64,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 2, 2>)},
+      {"flash_attention_tc<bf16,32,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 4>)},
+      {"flash_attention_tc<bf16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 4>)},
+      {"flash_attention_tc<bf16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 2>)},
+      {"flash_attention_tc<bf16,128,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 4>)},
+      {"flash_attention_tc<f16,64,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 4>)},
+      {"flash_attention_tc<f16,64,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 4>)},
+      {"flash_attention_tc<f16,64,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 2>)},
+      {"flash_attention_tc<f16,32,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 4>)},
+      {"flash_attention_tc<f16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 4>)},
+      {"flash_attention_tc<f16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 2>)},
+      {"flash_attention_tc<f16,128,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 4>)},
       {"attention_simt<f32,1>", reinterpret_cast<const void*>(&attention_simt<float, 1>)},
       {"attention_simt<f32,2>", reinterpret_cast<const void*>(&attention_simt<float, 2>)},
       {"attention_simt<f32,4>", reinterpret_cast<const void*>(&attention_simt<float, 4>)},
