@@ -21,6 +21,7 @@
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tuning.h"
 #include "core/log.h"
 
 namespace dacpp::cuda {
@@ -387,12 +388,6 @@ void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& 
   run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
 }
 
-bool capturing(const CudaContext& c) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "attention: cudaStreamIsCapturing");
-  return status != cudaStreamCaptureStatusNone;
-}
-
 // The variant for this shape: tuned on first use per device and process (each variant once to warm up, then three
 // runs between events; the fastest is kept in CudaContext's tuned table), the 64-row / 4-warp kernel while a graph
 // is captured, with DACPP_AUTOTUNE=0, or for D = 128.
@@ -402,33 +397,13 @@ TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const
   const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
                                   dtype_name(q.dtype()));
   if (const int t = c.tuned(key); t >= 0) return static_cast<TcVariant>(t);
-  if (capturing(c)) return TcVariant::M1W4;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  DACPP_CUDA_CHECK(cudaEventCreate(&start), "attention tuning: cudaEventCreate");
-  const cudaError_t e2 = cudaEventCreate(&stop);
-  if (e2 != cudaSuccess) {
-    cudaEventDestroy(start);
-    DACPP_CUDA_CHECK(e2, "attention tuning: cudaEventCreate");
-  }
-  struct Events {
-    cudaEvent_t a, b;
-    ~Events() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-    }
-  } events{start, stop};
+  if (stream_capturing(c)) return TcVariant::M1W4;
   TcVariant best = TcVariant::M1W4;
   float best_ms = -1.f;
   std::string report;
   for (const TcVariant var : {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2}) {
-    run_tc_any(c, q, k, v, scale, out, g, var);
-    DACPP_CUDA_CHECK(cudaEventRecord(start, c.stream()), "attention tuning: cudaEventRecord");
-    for (int i = 0; i < 3; ++i) run_tc_any(c, q, k, v, scale, out, g, var);
-    DACPP_CUDA_CHECK(cudaEventRecord(stop, c.stream()), "attention tuning: cudaEventRecord");
-    DACPP_CUDA_CHECK(cudaEventSynchronize(stop), "attention tuning: ", variant_name(var), " on ", key);
-    float ms = 0.f;
-    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), "attention tuning: cudaEventElapsedTime");
-    report += str_cat(" ", variant_name(var), "=", ms / 3 * 1e3f, "us");
+    const float ms = time_runs_ms(c, [&] { run_tc_any(c, q, k, v, scale, out, g, var); }, 3, "attention tuning");
+    report += str_cat(" ", variant_name(var), "=", ms * 1e3f, "us");
     if (best_ms < 0.f || ms < best_ms) {
       best = var;
       best_ms = ms;

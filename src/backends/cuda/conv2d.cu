@@ -30,6 +30,7 @@
 #include "backends/cuda/conv3x3_tc.cuh"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tuning.h"
 #include "core/log.h"
 
 namespace dacpp::cuda {
@@ -486,30 +487,6 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, 
   return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
 }
 
-bool capturing(const CudaContext& c) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "conv2d: cudaStreamIsCapturing");
-  return status != cudaStreamCaptureStatusNone;
-}
-
-// Two CUDA events, destroyed with the object.
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    DACPP_CUDA_CHECK(cudaEventCreate(&start), "conv2d tuning: cudaEventCreate");
-    if (cudaEventCreate(&stop) != cudaSuccess) {
-      cudaEventDestroy(start);
-      DACPP_THROW(ErrorCode::Backend, "conv2d tuning: cudaEventCreate failed");
-    }
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
 // Autotuning (first call per shape and device in the process, eagerly): every applicable algorithm runs once to
 // warm up (GEMM plans, scratch) and then kTimedRuns times between two events; the fastest is kept in the device's
 // tuned table (CudaContext::tuned, shared by every Runner of the process) and run_conv runs it once more, so y
@@ -523,25 +500,16 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
               a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
               direct3x3_applies(x, w, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
   if (const int t = c.tuned(key); t >= 0) return static_cast<ConvAlgo>(t);
-  if (capturing(c)) return fallback;
+  if (stream_capturing(c)) return fallback;
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
   if (direct3x3_applies(x, w, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
-  constexpr int kTimedRuns = 3;
-  EventPair ev;
   ConvAlgo best = fallback;
   float best_ms = -1.f;
   std::string report;
   for (const ConvAlgo algo : candidates) {
-    run_algo(c, x, w, bias, y, a, algo);
-    DACPP_CUDA_CHECK(cudaEventRecord(ev.start, c.stream()), "conv2d tuning: cudaEventRecord");
-    for (int i = 0; i < kTimedRuns; ++i) run_algo(c, x, w, bias, y, a, algo);
-    DACPP_CUDA_CHECK(cudaEventRecord(ev.stop, c.stream()), "conv2d tuning: cudaEventRecord");
-    DACPP_CUDA_CHECK(cudaEventSynchronize(ev.stop), "conv2d tuning: ", algo_name(algo), " on ", key);
-    float ms = 0.f;
-    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop), "conv2d tuning: cudaEventElapsedTime");
-    ms /= kTimedRuns;
+    const float ms = time_runs_ms(c, [&] { run_algo(c, x, w, bias, y, a, algo); }, 3, "conv2d tuning");
     report += str_cat(" ", algo_name(algo), "=", ms * 1e3f, "us");
     if (best_ms < 0.f || ms < best_ms) {
       best = algo;

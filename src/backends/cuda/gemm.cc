@@ -7,6 +7,7 @@
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
+#include "backends/cuda/tuning.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -122,47 +123,20 @@ void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo,
                      what, ": cublasLtMatmul");
 }
 
-// Times each heuristic candidate on the call's own operands (d is output only, beta = 0): one warm-up and
-// kTimedRuns runs between two events; returns the index of the fastest.
+// The heuristic candidate that runs fastest on the call's own operands (d is output only, beta = 0).
 int fastest(CudaContext& c, const Plan& p, const cublasLtMatmulHeuristicResult_t* heur, int found, const void* a,
             const void* b, void* d, const char* what) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  DACPP_CUDA_CHECK(cudaEventCreate(&start), what, ": tuning event");
-  const cudaError_t e2 = cudaEventCreate(&stop);
-  if (e2 != cudaSuccess) {
-    cudaEventDestroy(start);
-    DACPP_CUDA_CHECK(e2, what, ": tuning event");
-  }
-  struct Events {
-    cudaEvent_t a, b;
-    ~Events() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-    }
-  } events{start, stop};
   int best = 0;
   float best_ms = -1.f;
   for (int i = 0; i < found; ++i) {
     if (heur[i].state != CUBLAS_STATUS_SUCCESS) continue;
-    run_matmul(c, p, heur[i].algo, a, b, d, what);
-    DACPP_CUDA_CHECK(cudaEventRecord(start, c.stream()), what, ": tuning event");
-    for (int r = 0; r < kTimedRuns; ++r) run_matmul(c, p, heur[i].algo, a, b, d, what);
-    DACPP_CUDA_CHECK(cudaEventRecord(stop, c.stream()), what, ": tuning event");
-    DACPP_CUDA_CHECK(cudaEventSynchronize(stop), what, ": tuning candidate ", i);
-    float ms = 0.f;
-    DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), what, ": tuning event");
+    const float ms = time_runs_ms(c, [&] { run_matmul(c, p, heur[i].algo, a, b, d, what); }, kTimedRuns, what);
     if (best_ms < 0.f || ms < best_ms) {
       best = i;
       best_ms = ms;
     }
   }
   return best;
-}
-
-bool capturing(const CudaContext& c) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "gemm: cudaStreamIsCapturing");
-  return status != cudaStreamCaptureStatusNone;
 }
 
 std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
@@ -204,7 +178,7 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
       return p;
     }
   }
-  const int want = autotune_enabled() && !capturing(c) ? kCandidates : 1;
+  const int want = autotune_enabled() && !stream_capturing(c) ? kCandidates : 1;
   cublasLtMatmulHeuristicResult_t heur[kCandidates] = {};
   int found = 0;
   DACPP_CUBLAS_CHECK(

@@ -1,0 +1,55 @@
+#include "backends/cuda/tuning.h"
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/cuda_context.h"
+
+namespace dacpp::cuda {
+namespace {
+
+// Two CUDA events, destroyed with the object.
+class EventPair {
+ public:
+  explicit EventPair(const char* what) {
+    DACPP_CUDA_CHECK(cudaEventCreate(&start_), what, ": cudaEventCreate");
+    const cudaError_t e = cudaEventCreate(&stop_);
+    if (e != cudaSuccess) {
+      cudaEventDestroy(start_);
+      DACPP_CUDA_CHECK(e, what, ": cudaEventCreate");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+bool stream_capturing(const CudaContext& c) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  DACPP_CUDA_CHECK(cudaStreamIsCapturing(c.stream(), &status), "cudaStreamIsCapturing");
+  return status != cudaStreamCaptureStatusNone;
+}
+
+float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what) {
+  EventPair ev(what);
+  run();
+  DACPP_CUDA_CHECK(cudaEventRecord(ev.start(), c.stream()), what, ": cudaEventRecord");
+  for (int i = 0; i < reps; ++i) run();
+  DACPP_CUDA_CHECK(cudaEventRecord(ev.stop(), c.stream()), what, ": cudaEventRecord");
+  DACPP_CUDA_CHECK(cudaEventSynchronize(ev.stop()), what, ": timing");
+  float ms = 0.f;
+  DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start(), ev.stop()), what, ": cudaEventElapsedTime");
+  return reps > 0 ? ms / static_cast<float>(reps) : ms;
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,20 @@
+// First-use autotuning helpers shared by conv2d (algorithm), gemm (cuBLASLt algorithm) and attention (tile
+// variant): whether the stream is being captured (nothing can be timed then), and the mean time of a few runs of
+// an alternative between two CUDA events. The choices themselves live in CudaContext's process-wide tuned table
+// (conv2d, attention) or gemm.cc's algorithm table. Include only from src/backends/cuda/.
+#pragma once
+
+#include <functional>
+
+namespace dacpp::cuda {
+
+class CudaContext;
+
+// True while c's stream is being captured into a CUDA graph.
+bool stream_capturing(const CudaContext& c);
+
+// Runs `run` once (warm-up: plans, scratch, caches) and then `reps` times between two events on c's stream; waits
+// for them and returns the mean milliseconds per run. Errors (of `run`, or CUDA's, named with `what`) propagate.
+float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what);
+
+}  // namespace dacpp::cuda
