@@ -1,7 +1,8 @@
 // layer_norm over the last dim, one warp per row, f32 math whatever the storage dtype: mean, then the biased
 // variance from (x - mean)^2 (two passes over the row, as the CPU reference), then y = (x - mean) * rstd * gamma +
 // beta. Rows whose length is a multiple of 16 bytes' worth of elements use 16-byte loads. y may alias x: each
-// element is read and written by the same lane.
+// element is read and written by the same lane. add_scaled_layer_norm runs the same row function with the
+// residual update x ← x + a ⊙ ls folded into its first pass.
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -19,26 +20,41 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// V: elements per load (1, or Vec16<T>::kN when the row length and pointers allow 16-byte loads).
-// TY: y's dtype (T, or bf16 / f16 from an f32 stream).
-template <typename T, int V, typename TY = T>
-__global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
-                                  int64_t rows, int64_t cols, float eps) {
+// One row, one warp. V: elements per load (1, or a 16-byte vector's worth when the row length and pointers allow).
+// T: x's dtype; TY: y's (T, or bf16 / f16 from an f32 stream). kAdd: first x ← x + a ⊙ ls (ls may be null: x + a;
+// a in TA), written back — the residual update of a pre-norm block fused with the next norm. Pass 1 sums the
+// (updated) row; passes 2 and 3 read it back (written by the same lane, so visible to it; the row is in L1/L2) for
+// the biased variance and y = (x - mean) · rstd · gamma + beta. y may alias x when !kAdd (same lane, same
+// elements).
+template <typename T, int V, typename TY, typename TA, bool kAdd>
+__device__ __forceinline__ void layer_norm_row(T* x, const TA* a, const float* __restrict__ ls,
+                                               const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
+                                               int64_t cols, float eps) {
   struct alignas(sizeof(T) * V) Pack {
     T v[V];
+  };
+  struct alignas(sizeof(TA) * V) PackA {
+    TA v[V];
   };
   struct alignas(sizeof(TY) * V) PackY {
     TY v[V];
   };
   const int lane = threadIdx.x & 31;
-  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
-  if (row >= rows) return;
-  const Pack* xr = reinterpret_cast<const Pack*>(x + row * cols);
-  PackY* yr = reinterpret_cast<PackY*>(y + row * cols);
+  Pack* xr = reinterpret_cast<Pack*>(x);
+  PackY* yr = reinterpret_cast<PackY*>(y);
   const int64_t packs = cols / V;
   float s = 0.f;
   for (int64_t p = lane; p < packs; p += 32) {
-    const Pack v = xr[p];
+    Pack v = xr[p];
+    if constexpr (kAdd) {
+      const PackA av = reinterpret_cast<const PackA*>(a)[p];
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const float t = to_f32(av.v[j]);
+        v.v[j] = from_f32<T>(to_f32(v.v[j]) + (ls ? t * ls[p * V + j] : t));
+      }
+      xr[p] = v;
+    }
 #pragma unroll
     for (int j = 0; j < V; ++j) s += to_f32(v.v[j]);
   }
@@ -65,63 +81,25 @@ __global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, c
   }
 }
 
-// The residual update of a pre-norm block fused with the next norm (f32 stream x, branch a in TA, y in TY):
-// x ← x + a ⊙ ls (ls may be null: x + a), then y = layer_norm(x). Pass 1 updates the row and sums it; passes 2
-// and 3 read the updated row back (written by the same lane, so visible to it; the row is in L1/L2). The sums run
-// in the order of layer_norm_kernel, so the result equals add_scaled followed by layer_norm.
+template <typename T, int V, typename TY = T>
+__global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
+                                  int64_t rows, int64_t cols, float eps) {
+  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  // Read-only without kAdd: the const_cast only lets one row function serve both kernels.
+  layer_norm_row<T, V, TY, T, false>(const_cast<T*>(x + row * cols), nullptr, nullptr, gamma, beta, y + row * cols,
+                                     cols, eps);
+}
+
+// x ← x + a ⊙ ls, then y = layer_norm(x) (f32 stream x, branch a in TA, y in TY); equals add_scaled followed by
+// layer_norm (same sums in the same order).
 template <int V, typename TA, typename TY>
 __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                              const float* __restrict__ gamma, const float* __restrict__ beta,
                                              TY* __restrict__ y, int64_t rows, int64_t cols, float eps) {
-  struct alignas(sizeof(float) * V) PackX {
-    float v[V];
-  };
-  struct alignas(sizeof(TA) * V) PackA {
-    TA v[V];
-  };
-  struct alignas(sizeof(TY) * V) PackY {
-    TY v[V];
-  };
-  const int lane = threadIdx.x & 31;
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
   if (row >= rows) return;
-  PackX* xr = reinterpret_cast<PackX*>(x + row * cols);
-  const PackA* ar = reinterpret_cast<const PackA*>(a + row * cols);
-  PackY* yr = reinterpret_cast<PackY*>(y + row * cols);
-  const int64_t packs = cols / V;
-  float s = 0.f;
-  for (int64_t p = lane; p < packs; p += 32) {
-    PackX v = xr[p];
-    const PackA av = ar[p];
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float t = to_f32(av.v[j]);
-      v.v[j] += ls ? t * ls[p * V + j] : t;
-      s += v.v[j];
-    }
-    xr[p] = v;
-  }
-  const float mean = warp_sum(s) / static_cast<float>(cols);
-  float q = 0.f;
-  for (int64_t p = lane; p < packs; p += 32) {
-    const PackX v = xr[p];
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float d = v.v[j] - mean;
-      q += d * d;
-    }
-  }
-  const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(cols) + eps);
-  for (int64_t p = lane; p < packs; p += 32) {
-    const PackX v = xr[p];
-    PackY o;
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const int64_t c = p * V + j;
-      o.v[j] = from_f32<TY>((v.v[j] - mean) * rstd * gamma[c] + beta[c]);
-    }
-    yr[p] = o;
-  }
+  layer_norm_row<float, V, TY, TA, true>(x + row * cols, a + row * cols, ls, gamma, beta, y + row * cols, cols, eps);
 }
 
 template <typename TA, typename TY>
