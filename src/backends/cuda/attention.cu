@@ -398,17 +398,11 @@ TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const
                                   dtype_name(q.dtype()));
   if (const int t = c.tuned(key); t >= 0) return static_cast<TcVariant>(t);
   if (stream_capturing(c)) return TcVariant::M1W4;
-  TcVariant best = TcVariant::M1W4;
-  float best_ms = -1.f;
+  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2};
   std::string report;
-  for (const TcVariant var : {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2}) {
-    const float ms = time_runs_ms(c, [&] { run_tc_any(c, q, k, v, scale, out, g, var); }, 3, "attention tuning");
-    report += str_cat(" ", variant_name(var), "=", ms * 1e3f, "us");
-    if (best_ms < 0.f || ms < best_ms) {
-      best = var;
-      best_ms = ms;
-    }
-  }
+  const TcVariant best = kVariants[fastest_alternative(
+      c, 3, [&](int i) { run_tc_any(c, q, k, v, scale, out, g, kVariants[i]); }, 3, "attention tuning",
+      [&](int i) { return std::string(variant_name(kVariants[i])); }, &report)];
   log::debug("attention tuned [", key, "]:", report, " -> ", variant_name(best));
   c.set_tuned(key, static_cast<int>(best));
   return static_cast<TcVariant>(c.tuned(key));

@@ -505,17 +505,10 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if (direct3x3_applies(x, w, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
-  ConvAlgo best = fallback;
-  float best_ms = -1.f;
   std::string report;
-  for (const ConvAlgo algo : candidates) {
-    const float ms = time_runs_ms(c, [&] { run_algo(c, x, w, bias, y, a, algo); }, 3, "conv2d tuning");
-    report += str_cat(" ", algo_name(algo), "=", ms * 1e3f, "us");
-    if (best_ms < 0.f || ms < best_ms) {
-      best = algo;
-      best_ms = ms;
-    }
-  }
+  const ConvAlgo best = candidates[static_cast<size_t>(fastest_alternative(
+      c, static_cast<int>(candidates.size()), [&](int i) { run_algo(c, x, w, bias, y, a, candidates[i]); }, 3,
+      "conv2d tuning", [&](int i) { return std::string(algo_name(candidates[i])); }, &report))];
   log::debug("conv2d tuned [", key, "]:", report, " -> ", algo_name(best));
   c.set_tuned(key, static_cast<int>(best));
   return static_cast<ConvAlgo>(c.tuned(key));  // another Runner's choice for this shape, if it got there first

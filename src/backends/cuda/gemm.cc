@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -123,22 +124,6 @@ void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo,
                      what, ": cublasLtMatmul");
 }
 
-// The heuristic candidate that runs fastest on the call's own operands (d is output only, beta = 0).
-int fastest(CudaContext& c, const Plan& p, const cublasLtMatmulHeuristicResult_t* heur, int found, const void* a,
-            const void* b, void* d, const char* what) {
-  int best = 0;
-  float best_ms = -1.f;
-  for (int i = 0; i < found; ++i) {
-    if (heur[i].state != CUBLAS_STATUS_SUCCESS) continue;
-    const float ms = time_runs_ms(c, [&] { run_matmul(c, p, heur[i].algo, a, b, d, what); }, kTimedRuns, what);
-    if (best_ms < 0.f || ms < best_ms) {
-      best = i;
-      best_ms = ms;
-    }
-  }
-  return best;
-}
-
 std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
                                 void* d, const void* bias, const char* what) {
   auto p = std::make_unique<Plan>();
@@ -190,7 +175,14 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
     p->algo = heur[0].algo;  // untuned: not recorded, a later eager call may still tune this shape
     return p;
   }
-  const int best = fastest(c, *p, heur, found, a, b, d, what);
+  std::vector<int> usable;
+  for (int i = 0; i < found; ++i)
+    if (heur[i].state == CUBLAS_STATUS_SUCCESS) usable.push_back(i);
+  const int best = usable.empty() ? 0
+                                  : usable[static_cast<size_t>(fastest_alternative(
+                                        c, static_cast<int>(usable.size()),
+                                        [&](int i) { run_matmul(c, *p, heur[usable[i]].algo, a, b, d, what); },
+                                        kTimedRuns, what))];
   std::lock_guard<std::mutex> lock(tuned.mu);
   if (tuned.algos.size() >= kMaxTunedAlgos) tuned.algos.clear();
   p->algo = tuned.algos.emplace(tkey, heur[best].algo).first->second;  // another Runner's choice stands

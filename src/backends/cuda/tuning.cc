@@ -4,6 +4,7 @@
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
+#include "core/error.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -50,6 +51,21 @@ float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, c
   float ms = 0.f;
   DACPP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start(), ev.stop()), what, ": cudaEventElapsedTime");
   return reps > 0 ? ms / static_cast<float>(reps) : ms;
+}
+
+int fastest_alternative(CudaContext& c, int count, const std::function<void(int)>& run, int reps, const char* what,
+                        const std::function<std::string(int)>& label, std::string* report) {
+  int best = 0;
+  float best_ms = -1.f;
+  for (int i = 0; i < count; ++i) {
+    const float ms = time_runs_ms(c, [&] { run(i); }, reps, what);
+    if (report && label) *report += str_cat(" ", label(i), "=", ms * 1e3f, "us");
+    if (best_ms < 0.f || ms < best_ms) {
+      best = i;
+      best_ms = ms;
+    }
+  }
+  return best;
 }
 
 }  // namespace dacpp::cuda

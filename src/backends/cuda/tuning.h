@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace dacpp::cuda {
 
@@ -16,5 +17,10 @@ bool stream_capturing(const CudaContext& c);
 // Runs `run` once (warm-up: plans, scratch, caches) and then `reps` times between two events on c's stream; waits
 // for them and returns the mean milliseconds per run. Errors (of `run`, or CUDA's, named with `what`) propagate.
 float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what);
+
+// The fastest of `count` alternatives (alternative i runs as run(i)), each timed by time_runs_ms with `reps`;
+// returns its index. With `report`, appends " <label(i)>=<us>us" per alternative (for a debug log line).
+int fastest_alternative(CudaContext& c, int count, const std::function<void(int)>& run, int reps, const char* what,
+                        const std::function<std::string(int)>& label = {}, std::string* report = nullptr);
 
 }  // namespace dacpp::cuda
