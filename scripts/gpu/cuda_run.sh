@@ -61,6 +61,9 @@ if has bench; then
   done
   $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --batch 16 --runs 20 --warmup 5 \
     --json > "$OUT/bench_da2_vitl_bf16_b16.json" 2>&1
+  # What the first-use autotuning chose for DA2-L (conv algorithm, attention variant; one line per shape).
+  DACPP_LOG=debug $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --runs 1 \
+    --warmup 0 > /dev/null 2> "$OUT/tuning_da2_vitl.log"; grep -c "tuned \[" "$OUT/tuning_da2_vitl.log"
   tail -20 "$OUT/torch_gpu.txt"
   for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
 fi
