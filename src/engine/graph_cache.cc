@@ -22,4 +22,10 @@ GraphCache::Plan GraphCache::plan(const std::string& key, const void* input) {
   return Plan::Capture;
 }
 
+size_t GraphCache::captured() const {
+  size_t n = 0;
+  for (const Entry& e : entries_) n += e.graph ? 1 : 0;
+  return n;
+}
+
 }  // namespace dacpp

@@ -30,6 +30,8 @@ class GraphCache {
   Plan plan(const std::string& key, const void* input);
   Entry& entry() { return entries_.front(); }
   size_t size() const { return entries_.size(); }
+  // Entries holding a captured graph (the others run eagerly: seen once, or uncapturable).
+  size_t captured() const;
 
  private:
   size_t capacity_;

@@ -80,6 +80,9 @@ class Runner {
   const Model& model() const { return *model_; }
   size_t pos_cache_size() const { return pos_cache_.size(); }
   size_t arena_peak_bytes() const { return arena_.peak_bytes(); }
+  // CUDA: input geometries whose forward is held as a captured graph (a forward that cannot be captured, e.g. a
+  // host-side reference-view choice for >= 3 views, stays eager). 0 on the CPU.
+  size_t captured_graphs() const { return graphs_.captured(); }
 
   // Device memory of this runner (GPU runners; zeros on the CPU). live / peak: what its context's allocator has
   // handed out now / at most (activation arena, cuBLASLt workspace, op scratch, per-shape caches; the weights

@@ -6,13 +6,12 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 
-#include "backends/cuda/cuda_ops.h"
 #include "core/fault.h"
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "gpu/gpu_model_util.h"
 
 namespace dacpp {
 namespace {
@@ -22,22 +21,7 @@ std::string model_path() {
   return env != nullptr ? env : "tests/fixtures/tiny-da2.gguf";
 }
 
-bool have_gpu() {
-  try {
-    cuda::create_context(0);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
 
-Tensor input(int64_t h, int64_t w) {
-  Tensor x = Tensor::empty({1, 3, h, w}, DType::F32, "input");
-  std::mt19937 rng(7);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = nd(rng);
-  return x;
-}
 
 bool same(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && std::memcmp(a.data<float>(), b.data<float>(), a.nbytes()) == 0;
@@ -46,7 +30,7 @@ bool same(const Tensor& a, const Tensor& b) {
 class CudaModelFaults : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+    if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
     LoadOptions lo;
     lo.device = Device::cuda(0);
     lo.precision = DType::F32;
@@ -60,7 +44,7 @@ TEST_F(CudaModelFaults, EverySiteIsATypedErrorAndTheRunnerServesTheNextRequest) 
   RunnerOptions ro;
   ro.cuda_graphs = false;  // a failure inside a graph capture is retried eagerly; test the sites themselves here
   Runner runner(model_, ro);
-  const Tensor x = input(140, 140);
+  const Tensor x = gputest::random_input(140, 140, 7);
   const Tensor ref = runner.forward(x).depth;
   for (const char* site : {"kernel.launch", "blas.call", "device.alloc"}) {
     SCOPED_TRACE(site);
@@ -100,7 +84,7 @@ TEST_F(CudaModelFaults, GraphReplaysEqualTheEagerForward) {
   Runner eager(model_, [] { RunnerOptions o; o.cuda_graphs = false; return o; }());
   Runner graphed(model_);
   for (int64_t side : {140, 182}) {
-    const Tensor x = input(side, side);
+    const Tensor x = gputest::random_input(side, side, 7);
     const Tensor ref = eager.forward(x).depth;
     for (int i = 0; i < 4; ++i) EXPECT_TRUE(same(graphed.forward(x).depth, ref)) << side << " run " << i;
   }

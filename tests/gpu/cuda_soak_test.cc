@@ -5,33 +5,17 @@
 // Run from the repository root (DA2: tests/fixtures/tiny-da2.gguf; DA3 any-view: the da3small_tiny fixture).
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_ops.h"
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "gpu/gpu_model_util.h"
 
 namespace dacpp {
 namespace {
 
-bool have_gpu() {
-  try {
-    cuda::create_context(0);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
 
-Tensor input(int64_t h, int64_t w, unsigned seed) {
-  Tensor x = Tensor::empty({1, 3, h, w}, DType::F32, "input");
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = nd(rng);
-  return x;
-}
 
 struct Round {
   size_t live = 0, gpu_used = 0;
@@ -49,7 +33,7 @@ void soak(const std::string& path, int64_t patch) {
   std::vector<Round> rounds;
   for (int r = 0; r < 50; ++r) {
     for (size_t i = 0; i < sizes.size(); ++i) {
-      const ForwardResult out = runner.forward(input(sizes[i].first, sizes[i].second, static_cast<unsigned>(i)));
+      const ForwardResult out = runner.forward(gputest::random_input(sizes[i].first, sizes[i].second, static_cast<unsigned>(i)));
       ASSERT_TRUE(out.depth.defined());
     }
     const Runner::DeviceMemory m = runner.device_memory();
@@ -65,12 +49,12 @@ void soak(const std::string& path, int64_t patch) {
 }
 
 TEST(CudaSoak, MixedSizesKeepDeviceMemoryFlatDa2) {
-  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   soak("tests/fixtures/tiny-da2.gguf", 14);
 }
 
 TEST(CudaSoak, MixedSizesKeepDeviceMemoryFlatDa3AnyView) {
-  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   soak("tests/fixtures/models/da3small_tiny", 14);
 }
 
