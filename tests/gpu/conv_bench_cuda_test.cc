@@ -69,8 +69,10 @@ TEST_F(Conv2dCudaBench, HeadShapesBf16) {
       // DA2-L (features 256, out_channels 256/512/1024/1024) at 518²: the fusion RCUs, layer_rn, the head.
       {1, 256, 148, 256, 3, true, "L rcu 256 @148"},             {1, 256, 74, 256, 3, true, "L rcu 256 @74"},
       {1, 256, 37, 256, 3, true, "L rcu 256 @37"},               {1, 256, 19, 256, 3, true, "L rcu 256 @19"},
-      {1, 512, 74, 256, 3, false, "L layer2_rn 512->256 @74"},   {1, 1024, 37, 256, 3, false, "L layer3_rn 1024->256 @37"},
-      {1, 256, 296, 128, 3, false, "L head conv1 256->128 @296"}, {1, 128, 518, 32, 3, true, "L head conv2 128->32 @518"},
+      {1, 512, 74, 256, 3, false, "L layer2_rn 512->256 @74"},
+      {1, 1024, 37, 256, 3, false, "L layer3_rn 1024->256 @37"},
+      {1, 256, 296, 128, 3, false, "L head conv1 256->128 @296"},
+      {1, 128, 518, 32, 3, true, "L head conv2 128->32 @518"},
       {16, 256, 148, 256, 3, true, "L rcu 256 @148 b16"},
   };
   cuda::CudaContext& cc = ctx().cuda();

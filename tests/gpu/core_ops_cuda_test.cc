@@ -163,7 +163,8 @@ TEST_F(CoreOpsCudaTest, AddScaledLayerNormMatchesCpu) {
         SCOPED_TRACE(what);
         Tensor x = test::random_tensor(s, 41, 2.f, "x"), a = test::random_tensor(s, 42, 1.f, "a");
         Tensor ls = with_ls ? test::random_tensor({s.back()}, 43, 0.5f, "ls") : Tensor();
-        Tensor g = test::random_tensor({s.back()}, 44, 1.f, "gamma"), b = test::random_tensor({s.back()}, 45, 1.f, "beta");
+        Tensor g = test::random_tensor({s.back()}, 44, 1.f, "gamma");
+        Tensor b = test::random_tensor({s.back()}, 45, 1.f, "beta");
         Tensor xd = to_device(x, DType::F32), ad = to_device(a, dt), gd = to_device(g, DType::F32),
                bd = to_device(b, DType::F32);
         Tensor lsd = with_ls ? to_device(ls, DType::F32) : Tensor();

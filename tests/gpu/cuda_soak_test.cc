@@ -33,7 +33,8 @@ void soak(const std::string& path, int64_t patch) {
   std::vector<Round> rounds;
   for (int r = 0; r < 50; ++r) {
     for (size_t i = 0; i < sizes.size(); ++i) {
-      const ForwardResult out = runner.forward(gputest::random_input(sizes[i].first, sizes[i].second, static_cast<unsigned>(i)));
+      const Tensor x = gputest::random_input(sizes[i].first, sizes[i].second, static_cast<unsigned>(i));
+      const ForwardResult out = runner.forward(x);
       ASSERT_TRUE(out.depth.defined());
     }
     const Runner::DeviceMemory m = runner.device_memory();

@@ -400,9 +400,14 @@ TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const
   if (stream_capturing(c)) return TcVariant::M1W4;
   constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2};
   std::string report;
-  const TcVariant best = kVariants[fastest_alternative(
-      c, 3, [&](int i) { run_tc_any(c, q, k, v, scale, out, g, kVariants[i]); }, 3, "attention tuning",
-      [&](int i) { return std::string(variant_name(kVariants[i])); }, &report)];
+  const int i_best = fastest_alternative(
+      c, 3,
+      [&](int i) {
+        run_tc_any(c, q, k, v, scale, out, g, kVariants[i]);
+        return true;
+      },
+      3, "attention tuning", [&](int i) { return std::string(variant_name(kVariants[i])); }, &report);
+  const TcVariant best = i_best < 0 ? TcVariant::M1W4 : kVariants[i_best];
   log::debug("attention tuned [", key, "]:", report, " -> ", variant_name(best));
   c.set_tuned(key, static_cast<int>(best));
   return static_cast<TcVariant>(c.tuned(key));
@@ -459,7 +464,8 @@ std::vector<KernelInfo> attention_kernels() {
       {"flash_attention_tc<bf16,32,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 4>)},
       {"flash_attention_tc<bf16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 4>)},
       {"flash_attention_tc<bf16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 2>)},
-      {"flash_attention_tc<bf16,128,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 4>)},
+      {"flash_attention_tc<bf16,128,1x4>",
+       reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 4>)},
       {"flash_attention_tc<f16,64,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 4>)},
       {"flash_attention_tc<f16,64,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 4>)},
       {"flash_attention_tc<f16,64,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 2>)},

@@ -506,9 +506,14 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   std::string report;
-  const ConvAlgo best = candidates[static_cast<size_t>(fastest_alternative(
-      c, static_cast<int>(candidates.size()), [&](int i) { run_algo(c, x, w, bias, y, a, candidates[i]); }, 3,
-      "conv2d tuning", [&](int i) { return std::string(algo_name(candidates[i])); }, &report))];
+  const int i_best = fastest_alternative(
+      c, static_cast<int>(candidates.size()),
+      [&](int i) {
+        run_algo(c, x, w, bias, y, a, candidates[i]);
+        return true;
+      },
+      3, "conv2d tuning", [&](int i) { return std::string(algo_name(candidates[i])); }, &report);
+  const ConvAlgo best = i_best < 0 ? fallback : candidates[static_cast<size_t>(i_best)];
   log::debug("conv2d tuned [", key, "]:", report, " -> ", algo_name(best));
   c.set_tuned(key, static_cast<int>(best));
   return static_cast<ConvAlgo>(c.tuned(key));  // another Runner's choice for this shape, if it got there first

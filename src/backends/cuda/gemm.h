@@ -8,8 +8,8 @@
 // The plan (descriptors + an algorithm) depends only on the spec and the operands' alignments, so it is built once
 // per distinct shape and reused; the cache is bounded (cleared when full). The algorithm: on a shape new to the
 // process (and not while a graph is captured; not with DACPP_AUTOTUNE=0), the heuristic's top candidates are timed
-// on the call's own operands and the fastest is kept per device for the process; otherwise the heuristic's first. Inside a CUDA graph only
-// the matmul itself is recorded, so the plans are host-side state that no graph refers to.
+// on the call's own operands and the fastest is kept per device for the process; otherwise the heuristic's first.
+// Inside a CUDA graph only the matmul itself is recorded, so the plans are host-side state no graph refers to.
 // Include only from src/backends/cuda/.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -53,14 +54,21 @@ float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, c
   return reps > 0 ? ms / static_cast<float>(reps) : ms;
 }
 
-int fastest_alternative(CudaContext& c, int count, const std::function<void(int)>& run, int reps, const char* what,
+int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)>& run, int reps, const char* what,
                         const std::function<std::string(int)>& label, std::string* report) {
-  int best = 0;
-  float best_ms = -1.f;
+  int best = -1;
+  float best_ms = 0.f;
   for (int i = 0; i < count; ++i) {
-    const float ms = time_runs_ms(c, [&] { run(i); }, reps, what);
-    if (report && label) *report += str_cat(" ", label(i), "=", ms * 1e3f, "us");
-    if (best_ms < 0.f || ms < best_ms) {
+    float ms = -1.f;
+    try {
+      if (run(i)) ms = time_runs_ms(c, [&] { run(i); }, reps, what);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::OutOfMemory) throw;
+      log::debug(what, ": alternative ", i, " skipped: ", e.what());
+    }
+    if (report && label)
+      *report += ms < 0.f ? str_cat(" ", label(i), "=skipped") : str_cat(" ", label(i), "=", ms * 1e3f, "us");
+    if (ms >= 0.f && (best < 0 || ms < best_ms)) {
       best = i;
       best_ms = ms;
     }

@@ -18,9 +18,11 @@ bool stream_capturing(const CudaContext& c);
 // for them and returns the mean milliseconds per run. Errors (of `run`, or CUDA's, named with `what`) propagate.
 float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what);
 
-// The fastest of `count` alternatives (alternative i runs as run(i)), each timed by time_runs_ms with `reps`;
-// returns its index. With `report`, appends " <label(i)>=<us>us" per alternative (for a debug log line).
-int fastest_alternative(CudaContext& c, int count, const std::function<void(int)>& run, int reps, const char* what,
+// The fastest of `count` alternatives, each timed by time_runs_ms with `reps`; returns its index, or -1 when none
+// could run. Alternative i runs as run(i), which returns false when it cannot run here (a cuBLASLt candidate the
+// library refuses); one that runs out of device memory (an im2col buffer on a full GPU) is skipped too. Other
+// errors propagate. With `report`, appends " <label(i)>=<us>us" (or "=skipped") per alternative.
+int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)>& run, int reps, const char* what,
                         const std::function<std::string(int)>& label = {}, std::string* report = nullptr);
 
 }  // namespace dacpp::cuda
