@@ -77,8 +77,8 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
   validate_limits(limits_);
 }
 
-models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out) {
-  models::finish_cameras(ctx_, out);
+models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps) {
+  model_->net().finish(ctx_, out, dumps);
   for (Tensor* t : {&out.depth, &out.sky, &out.conf, &out.rays, &out.ray_conf, &out.extrinsics, &out.intrinsics})
     *t = output_to_host(ctx_, *t);
   return out;
@@ -95,11 +95,12 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   rs.want_rays = options.want_rays;
   apply_ray_pose_options(model_->config(), options, rs);
   const Tensor x = input_to_device(ctx_, arena_, input);
-  if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_) return outputs_to_host(model_->net().forward(rs, x));
+  if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_)
+    return outputs_to_host(model_->net().forward(rs, x), dumps);
   const std::string key = str_cat(shape_str(x.shape()), dtype_name(x.dtype()), options.want_rays ? "+rays" : "",
                                   options.ray_pose ? "+raypose" : "",
                                   static_cast<int>(options.ref_view_strategy));
-  return outputs_to_host(forward_graphed(rs, x, key));
+  return outputs_to_host(forward_graphed(rs, x, key), nullptr);
 }
 
 models::ModelOutputs Runner::forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key) {

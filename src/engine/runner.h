@@ -95,7 +95,9 @@ class Runner {
  private:
   // The network outputs, as host f32 tensors (device outputs are copied back).
   models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);
-  models::ModelOutputs outputs_to_host(models::ModelOutputs out);
+  // The model's host-side finish (cameras, the nested alignment; stage dumps to `dumps`), then every output
+  // copied to the host.
+  models::ModelOutputs outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps);
   // CUDA: eager the first time a geometry is seen, captured as a CUDA graph the second, replayed afterwards.
   models::ModelOutputs forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key);
 

@@ -6,6 +6,7 @@
 #include "formats/nested_model_file.h"
 #include "pipeline/nested_align.h"
 #include "pipeline/sky_fill.h"
+#include "ops/transfer.h"
 
 namespace dacpp::models {
 namespace {
@@ -38,36 +39,41 @@ Da3NestedModel::Da3NestedModel(const ModelFile& mf, const ModelConfig& cfg)
 }
 
 ModelOutputs Da3NestedModel::forward(RunState& rs, const Tensor& images) const {
-  // images: [S, 3, H, W] → any-view depth, conf, poses [S, …] and metric depth, sky [S, H, W] → metres
+  // images: [S, 3, H, W] → any-view depth, conf, pose encoding [S, …] and metric depth, sky [S, H, W], all left on
+  // the device for finish()
   ModelOutputs out = any_->forward(rs, images);
-  finish_cameras(rs.ex.ctx, out);  // the alignment below needs the cameras on the host
-  DACPP_CHECK(out.intrinsics.defined(), ErrorCode::Unsupported, "nested model '", config().checkpoint_name,
-              "': no poses (camera decoder absent; use ray pose)");
-  out.depth = out.depth.clone();  // owning host copies: the alignment updates them in place
-  out.conf = out.conf.clone();
-  if (out.rays.defined()) {
-    out.rays = out.rays.clone();
-    out.ray_conf = out.ray_conf.clone();
-  }
   crash::set_stage("metric_branch");
   ForwardDumps* dumps = rs.dumps;
   rs.dumps = nullptr;  // the branch's stage names would overwrite the any-view ones
   ModelOutputs m = metric_->forward(rs, images);
   rs.dumps = dumps;
-  Tensor metric_depth = m.depth.clone();
-  const Tensor metric_sky = m.sky.clone();
-  rs.dump("metric_depth", metric_depth);
-  rs.dump("metric_sky", metric_sky);
-  pipeline::fill_sky_depth(metric_depth, metric_sky);  // over the whole batch, as upstream
+  out.metric_depth = m.depth;
+  out.metric_sky = m.sky;
+  rs.dump("metric_depth", out.metric_depth);
+  rs.dump("metric_sky", out.metric_sky);
+  return out;
+}
+
+void Da3NestedModel::finish(ops::Context& ctx, ModelOutputs& out, ForwardDumps* dumps) const {
+  DepthModel::finish(ctx, out, dumps);  // the cameras: the alignment needs them on the host
+  DACPP_CHECK(out.intrinsics.defined(), ErrorCode::Unsupported, "nested model '", config().checkpoint_name,
+              "': no poses (camera decoder absent; use ray pose)");
+  // Owning host copies: the alignment updates them in place (the device outputs may be a graph's, replayed later).
+  for (Tensor* t : {&out.depth, &out.conf, &out.rays, &out.ray_conf, &out.metric_depth, &out.metric_sky})
+    if (t->defined()) *t = ops::to_host_f32(ctx, *t).clone();
   crash::set_stage("metric_align");
-  const pipeline::NestedAlignResult a =
-      pipeline::nested_metric_align(out.depth, out.conf, out.extrinsics, out.intrinsics, metric_depth, metric_sky);
+  pipeline::fill_sky_depth(out.metric_depth, out.metric_sky);  // over the whole batch, as upstream
+  const pipeline::NestedAlignResult a = pipeline::nested_metric_align(out.depth, out.conf, out.extrinsics,
+                                                                      out.intrinsics, out.metric_depth, out.metric_sky);
+  out.metric_depth = Tensor();
+  out.metric_sky = Tensor();
   out.metres = true;
   out.metric_scale = a.scale_factor;
-  rs.dump("depth_metric", out.depth);
-  rs.dump("depth_conf_metric", out.conf);
-  rs.dump("extrinsics_metric", out.extrinsics);
-  return out;
+  if (dumps != nullptr) {
+    dumps->put("depth_metric", out.depth);
+    dumps->put("depth_conf_metric", out.conf);
+    dumps->put("extrinsics_metric", out.extrinsics);
+  }
 }
 
 }  // namespace dacpp::models

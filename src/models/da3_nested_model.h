@@ -23,7 +23,9 @@ class Da3NestedModel final : public DepthModel {
   // branches' configs, naming the branch (an any-view branch that is not DA3 any-view, a metric branch that is not
   // DA3 mono/metric).
   Da3NestedModel(const ModelFile& mf, const ModelConfig& cfg);
+  // Both branches on the device (capturable); finish() then aligns on the host.
   ModelOutputs forward(RunState& rs, const Tensor& images) const override;
+  void finish(ops::Context& ctx, ModelOutputs& out, ForwardDumps* dumps) const override;
 
   const ModelConfig& metric_config() const { return metric_->config(); }
 

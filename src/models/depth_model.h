@@ -27,6 +27,9 @@ struct ModelOutputs {
   Tensor pose_enc;
   int64_t pose_h = 0, pose_w = 0;
   int64_t ref_view = 0;  // the reference view (world frame), input order
+  // DA3 nested: the metric branch's depth and sky [S, H, W] on the forward's device, before finish() aligns the
+  // any-view outputs to them (then undefined).
+  Tensor metric_depth, metric_sky;
   // DA3 nested: depth (and the translations) are in metres after the metric alignment; the scale it applied.
   bool metres = false;
   double metric_scale = 0;
@@ -44,6 +47,12 @@ class DepthModel {
   // images: [B, 3, H, W] f32, normalised, H and W multiples of the patch size. Throws InvalidArgument on a bad
   // shape. Stage dumps go to rs.dumps when set.
   virtual ModelOutputs forward(RunState& rs, const Tensor& images) const = 0;
+
+  // The host-side end of a forward, run by the Runner after forward() (after a CUDA graph replay, too): forward()
+  // only enqueues device work, so it can be captured. Default: the camera decoder's encoding → extrinsics /
+  // intrinsics (finish_cameras). The nested model also aligns the any-view outputs to its metric branch here.
+  // Stage dumps go to `dumps` when set.
+  virtual void finish(ops::Context& ctx, ModelOutputs& out, ForwardDumps* dumps) const;
 
  private:
   ModelConfig cfg_;
