@@ -1,6 +1,7 @@
-// AtomicFile: writes a file as a unique `<path>.tmp.XXXXXX` and renames it over `path` on commit(), so readers never see a
-// partial file. Every write is checked; failures throw Error{Io} naming the path and the OS error (fault site
-// "output.write" at each write). Destroying an uncommitted AtomicFile removes the temporary file.
+// AtomicFile: writes a file as a unique `<path>.tmp.XXXXXX` (one per writer: concurrent writers of one path never
+// share a temporary) and renames it over `path` on commit(), so readers never see a partial file. Every write is
+// checked; failures throw Error{Io} naming the path and the OS error (fault site "output.write" at each write).
+// Destroying an uncommitted AtomicFile removes the temporary file.
 #pragma once
 
 #include <cstddef>
