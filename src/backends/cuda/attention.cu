@@ -22,7 +22,6 @@
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tuning.h"
-#include "core/log.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -388,29 +387,21 @@ void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& 
   run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
 }
 
-// The variant for this shape: tuned on first use per device and process (each variant once to warm up, then three
-// runs between events; the fastest is kept in CudaContext's tuned table), the 64-row / 4-warp kernel while a graph
-// is captured, with DACPP_AUTOTUNE=0, or for D = 128.
+// The variant for this shape: tuned on first use (tuned_choice), the 64-row / 4-warp kernel when tuning cannot run
+// and for D = 128 (the two-m-tile variants would spill).
 TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                          const Dims& g) {
-  if (g.d > 64 || !autotune_enabled()) return TcVariant::M1W4;
+  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2};
+  if (g.d > 64) return kVariants[0];
   const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
                                   dtype_name(q.dtype()));
-  if (const int t = c.tuned(key); t >= 0) return static_cast<TcVariant>(t);
-  if (stream_capturing(c)) return TcVariant::M1W4;
-  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2};
-  std::string report;
-  const int i_best = fastest_alternative(
-      c, 3,
+  return kVariants[tuned_choice(
+      c, key, 3, 0,
       [&](int i) {
         run_tc_any(c, q, k, v, scale, out, g, kVariants[i]);
         return true;
       },
-      3, "attention tuning", [&](int i) { return std::string(variant_name(kVariants[i])); }, &report);
-  const TcVariant best = i_best < 0 ? TcVariant::M1W4 : kVariants[i_best];
-  log::debug("attention tuned [", key, "]:", report, " -> ", variant_name(best));
-  c.set_tuned(key, static_cast<int>(best));
-  return static_cast<TcVariant>(c.tuned(key));
+      3, [&](int i) { return std::string(variant_name(kVariants[i])); })];
 }
 
 }  // namespace

@@ -12,9 +12,10 @@
 // convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
-// fastest cached per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
+// fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
 // algorithm (benchmarks, tests).
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -31,7 +32,6 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tuning.h"
-#include "core/log.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -487,36 +487,30 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, 
   return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
 }
 
-// Autotuning (first call per shape and device in the process, eagerly): every applicable algorithm runs once to
-// warm up (GEMM plans, scratch) and then kTimedRuns times between two events; the fastest is kept in the device's
-// tuned table (CudaContext::tuned, shared by every Runner of the process) and run_conv runs it once more, so y
-// always holds the chosen algorithm's result. Errors propagate (nothing is cached then).
+// The algorithm for this shape: tuned on first use (tuned_choice: every applicable algorithm timed, the fastest
+// recorded for the device and process); the fixed rules of heuristic_algo when tuning cannot run. run_conv runs
+// the choice once more, so y always holds the chosen algorithm's result.
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   const ConvAlgo fallback = heuristic_algo(c, x, w, a);
-  if (is_pointwise(a) || !autotune_enabled()) return fallback;
-  const std::string key =
-      str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
-              a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
-              direct3x3_applies(x, w, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
-  if (const int t = c.tuned(key); t >= 0) return static_cast<ConvAlgo>(t);
-  if (stream_capturing(c)) return fallback;
+  if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
   if (direct3x3_applies(x, w, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
-  std::string report;
-  const int i_best = fastest_alternative(
-      c, static_cast<int>(candidates.size()),
+  const std::string key =
+      str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
+              a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
+              direct3x3_applies(x, w, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+  const auto at = std::find(candidates.begin(), candidates.end(), fallback);
+  const int choice = tuned_choice(
+      c, key, static_cast<int>(candidates.size()), static_cast<int>(at - candidates.begin()),
       [&](int i) {
-        run_algo(c, x, w, bias, y, a, candidates[i]);
+        run_algo(c, x, w, bias, y, a, candidates[static_cast<size_t>(i)]);
         return true;
       },
-      3, "conv2d tuning", [&](int i) { return std::string(algo_name(candidates[i])); }, &report);
-  const ConvAlgo best = i_best < 0 ? fallback : candidates[static_cast<size_t>(i_best)];
-  log::debug("conv2d tuned [", key, "]:", report, " -> ", algo_name(best));
-  c.set_tuned(key, static_cast<int>(best));
-  return static_cast<ConvAlgo>(c.tuned(key));  // another Runner's choice for this shape, if it got there first
+      3, [&](int i) { return std::string(algo_name(candidates[static_cast<size_t>(i)])); });
+  return candidates[static_cast<size_t>(choice)];
 }
 
 void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,

@@ -1,7 +1,6 @@
 #include "backends/cuda/cuda_context.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -134,14 +133,6 @@ void release_cached(CudaContext& ctx) { ctx.allocator().release_cached(); }
 
 std::string describe(CudaContext& ctx) {
   return str_cat(ctx.device_name(), " (sm_", ctx.sm_version(), ", cuda:", ctx.device_index(), ")");
-}
-
-bool autotune_enabled() {
-  static const bool enabled = [] {
-    const char* e = std::getenv("DACPP_AUTOTUNE");
-    return e == nullptr || std::string(e) != "0";
-  }();
-  return enabled;
 }
 
 namespace {

@@ -25,9 +25,6 @@ namespace dacpp::cuda {
 
 class GemmPlans;
 
-// Whether ops may time alternatives on first use of a shape (conv2d's algorithm, cuBLASLt's algorithm): on unless
-// the environment sets DACPP_AUTOTUNE=0 (fixed, reproducible choices across processes).
-bool autotune_enabled();
 
 class CudaContext {
  public:
@@ -74,14 +71,14 @@ class CudaContext {
   // owned storage (an activation view) is converted into scratch() each time.
   std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
 
-  // Per-shape choices of autotuned ops (conv2d's algorithm, conv2d.cu): the choice stored under `key` for this
-  // context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process
+  // Per-shape choices of autotuned ops (tuning.h: conv2d, attention, cuBLASLt): the choice stored under `key` for
+  // this context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process
   // makes the same choice for a shape and their outputs agree bit for bit. Bounded: cleared when kMaxTuned keys
   // are held (a long-running server sees unbounded distinct input sizes).
   int tuned(const std::string& key) const;
   void set_tuned(const std::string& key, int choice);
   size_t tuned_count() const;
-  static constexpr size_t kMaxTuned = 1024;
+  static constexpr size_t kMaxTuned = 4096;  // ~100 bytes each
 
   // Makes this context's device current on the calling thread (ops call it before enqueuing work).
   void make_current() const;

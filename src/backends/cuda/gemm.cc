@@ -2,8 +2,7 @@
 
 #include <array>
 #include <map>
-#include <mutex>
-#include <utility>
+#include <string>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -13,7 +12,6 @@ namespace dacpp::cuda {
 namespace {
 
 constexpr size_t kMaxPlans = 512;
-constexpr size_t kMaxTunedAlgos = 4096;
 
 cudaDataType_t cuda_type(DType dt) {
   switch (dt) {
@@ -100,18 +98,6 @@ void make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int6
       ": batch stride of ", which);
 }
 
-// The algorithm chosen per (device, shape) for the whole process, so every Runner of a process runs the same
-// kernel for a shape (outputs agree bit for bit). Bounded like the plan caches.
-struct TunedAlgos {
-  std::mutex mu;
-  std::map<std::pair<int, Key>, cublasLtMatmulAlgo_t> algos;
-};
-
-TunedAlgos& tuned_algos() {
-  static TunedAlgos* t = new TunedAlgos;  // never destroyed: contexts may die during static destruction
-  return *t;
-}
-
 constexpr int kCandidates = 8;  // heuristic results timed per new shape
 constexpr int kTimedRuns = 3;
 
@@ -153,41 +139,28 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   for (int i = 0; i < 4; ++i)
     DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attrs[i], &aligns[i], sizeof(aligns[i])), what,
                        ": alignment preference");
-  TunedAlgos& tuned = tuned_algos();
-  const std::pair<int, Key> tkey{c.device_index(), k};
-  {
-    std::lock_guard<std::mutex> lock(tuned.mu);
-    if (const auto it = tuned.algos.find(tkey); it != tuned.algos.end()) {
-      p->algo = it->second;
-      return p;
-    }
-  }
-  const int want = autotune_enabled() && !stream_capturing(c) ? kCandidates : 1;
+  // The heuristic's top candidates; which one runs is the tuned choice for this shape (the heuristic's first when
+  // tuning cannot run). A candidate the library refuses to run here is skipped (no fault point: this is not the
+  // caller's GEMM).
   cublasLtMatmulHeuristicResult_t heur[kCandidates] = {};
   int found = 0;
   DACPP_CUBLAS_CHECK(
-      cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, want, heur, &found), what,
+      cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, kCandidates, heur, &found), what,
       ": algorithm heuristic");
   DACPP_CHECK(found > 0, ErrorCode::Backend, what, ": cuBLASLt has no algorithm for m=", s.m, " n=", s.n, " k=", s.k,
               " batch=", s.batch, " (device cuda:", c.device_index(), ")");
-  if (found == 1 || want == 1) {
-    p->algo = heur[0].algo;  // untuned: not recorded, a later eager call may still tune this shape
-    return p;
-  }
-  // A candidate the library refuses to run here is skipped (no fault point: this is not the caller's GEMM).
+  std::string key = "gemm";
+  for (const int64_t v : k) key += str_cat(",", v);
   const float alpha = 1.f, beta = 0.f;
-  const int i_best = fastest_alternative(
-      c, found,
+  const int choice = tuned_choice(
+      c, key, found, 0,
       [&](int i) {
         return heur[i].state == CUBLAS_STATUS_SUCCESS &&
                cublasLtMatmul(c.lt(), p->op, &alpha, a, p->a, b, p->b, &beta, d, p->d, d, p->d, &heur[i].algo,
                               c.workspace(), c.workspace_bytes(), c.stream()) == CUBLAS_STATUS_SUCCESS;
       },
-      kTimedRuns, what);
-  const int best = i_best < 0 ? 0 : i_best;
-  std::lock_guard<std::mutex> lock(tuned.mu);
-  if (tuned.algos.size() >= kMaxTunedAlgos) tuned.algos.clear();
-  p->algo = tuned.algos.emplace(tkey, heur[best].algo).first->second;  // another Runner's choice stands
+      kTimedRuns, [](int i) { return str_cat("algo", i); });
+  p->algo = heur[choice].algo;
   return p;
 }
 

@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
 #include "core/error.h"
@@ -54,8 +57,12 @@ float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, c
   return reps > 0 ? ms / static_cast<float>(reps) : ms;
 }
 
+namespace {
+
+// The index of the fastest alternative that ran, or -1; " <label>=<us>us" (or "=skipped") per alternative appended
+// to `report`.
 int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)>& run, int reps, const char* what,
-                        const std::function<std::string(int)>& label, std::string* report) {
+                        const std::function<std::string(int)>& label, std::string& report) {
   int best = -1;
   float best_ms = 0.f;
   for (int i = 0; i < count; ++i) {
@@ -66,14 +73,36 @@ int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)
       if (e.code() != ErrorCode::OutOfMemory) throw;
       log::debug(what, ": alternative ", i, " skipped: ", e.what());
     }
-    if (report && label)
-      *report += ms < 0.f ? str_cat(" ", label(i), "=skipped") : str_cat(" ", label(i), "=", ms * 1e3f, "us");
+    report += ms < 0.f ? str_cat(" ", label(i), "=skipped") : str_cat(" ", label(i), "=", ms * 1e3f, "us");
     if (ms >= 0.f && (best < 0 || ms < best_ms)) {
       best = i;
       best_ms = ms;
     }
   }
   return best;
+}
+
+}  // namespace
+
+bool autotune_enabled() {
+  static const bool enabled = [] {
+    const char* e = std::getenv("DACPP_AUTOTUNE");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return enabled;
+}
+
+int tuned_choice(CudaContext& c, const std::string& key, int count, int fallback, const std::function<bool(int)>& run,
+                 int reps, const std::function<std::string(int)>& label) {
+  if (count <= 1 || !autotune_enabled()) return fallback;
+  if (const int t = c.tuned(key); t >= 0 && t < count) return t;
+  if (stream_capturing(c)) return fallback;
+  std::string report;
+  const int best = fastest_alternative(c, count, run, reps, key.c_str(), label, report);
+  const int choice = best < 0 ? fallback : best;
+  log::debug("tuned [", key, "]:", report, " -> ", label(choice));
+  c.set_tuned(key, choice);
+  return c.tuned(key);  // another Runner's choice for this key, if it got there first
 }
 
 }  // namespace dacpp::cuda

@@ -1,7 +1,6 @@
-// First-use autotuning helpers shared by conv2d (algorithm), gemm (cuBLASLt algorithm) and attention (tile
-// variant): whether the stream is being captured (nothing can be timed then), and the mean time of a few runs of
-// an alternative between two CUDA events. The choices themselves live in CudaContext's process-wide tuned table
-// (conv2d, attention) or gemm.cc's algorithm table. Include only from src/backends/cuda/.
+// First-use autotuning shared by conv2d (algorithm), gemm (cuBLASLt algorithm) and attention (tile variant): the
+// choice per shape (tuned_choice, recorded in CudaContext's process-wide tuned table) and its parts. Include only
+// from src/backends/cuda/.
 #pragma once
 
 #include <functional>
@@ -18,11 +17,18 @@ bool stream_capturing(const CudaContext& c);
 // for them and returns the mean milliseconds per run. Errors (of `run`, or CUDA's, named with `what`) propagate.
 float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what);
 
-// The fastest of `count` alternatives, each timed by time_runs_ms with `reps`; returns its index, or -1 when none
-// could run. Alternative i runs as run(i), which returns false when it cannot run here (a cuBLASLt candidate the
-// library refuses); one that runs out of device memory (an im2col buffer on a full GPU) is skipped too. Other
-// errors propagate. With `report`, appends " <label(i)>=<us>us" (or "=skipped") per alternative.
-int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)>& run, int reps, const char* what,
-                        const std::function<std::string(int)>& label = {}, std::string* report = nullptr);
+// Whether ops may time alternatives on first use of a shape: on unless the environment sets DACPP_AUTOTUNE=0
+// (fixed, reproducible choices across processes).
+bool autotune_enabled();
+
+// The choice among `count` alternatives of the op named by `key` on c's device: the one recorded for the process
+// (CudaContext::tuned) when there is one; `fallback` with autotuning off or while the stream is being captured
+// (nothing can be timed; nothing is recorded); else each alternative is timed by time_runs_ms with `reps`, the
+// fastest is recorded (a choice another Runner recorded first stands) and returned. run(i) runs alternative i and
+// returns false when it cannot run here (a cuBLASLt candidate the library refuses); one that runs out of device
+// memory (an im2col buffer on a full GPU) is skipped too; other errors propagate and nothing is recorded.
+// `label(i)` names alternative i in the debug log line of the timings.
+int tuned_choice(CudaContext& c, const std::string& key, int count, int fallback, const std::function<bool(int)>& run,
+                 int reps, const std::function<std::string(int)>& label);
 
 }  // namespace dacpp::cuda
