@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda/conv2d_variants.cuh"
+#include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
 
@@ -97,6 +98,34 @@ std::vector<ConvCase> conv_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dCudaTest, ::testing::ValuesIn(conv_cases()), conv_name);
+
+class Conv2dTuningTest : public nntest::CudaOpTest, public ::testing::Test {
+ protected:
+  void SetUp() override { open_context(); }
+  void TearDown() override { fault::configure(""); }
+};
+
+// Tuning a new shape on a fresh context: the im2col + GEMM candidate (tried first) needs a scratch buffer, and its
+// allocation fails (injected device.alloc). That alternative is skipped, the others are timed, and the conv still
+// returns the right result instead of an OutOfMemory error.
+TEST_F(Conv2dTuningTest, AlternativeOutOfMemoryIsSkipped) {
+  if (IsSkipped()) return;
+  // A shape no other test tunes (the tuned table is per process).
+  Tensor x = test::random_tensor({1, 48, 53, 47}, 61, 1.f, "x");
+  Tensor w = test::random_tensor({32, 48, 3, 3}, 62, 0.3f, "w");
+  Tensor b = test::random_tensor({32}, 63, 0.5f, "bias");
+  Tensor xd = to_device(x, DType::BF16), wd = to_device(w, DType::BF16), bd = to_device(b, DType::F32);
+  Tensor y = nan_output({1, 32, 53, 47}, DType::BF16);
+  const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
+  fault::configure("device.alloc");
+  ops::conv2d(ctx(), xd, wd, bd, y, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
+  fault::configure("");
+  EXPECT_EQ(cuda::conv2d_tuned_count(ctx().cuda()), tuned + 1) << "the shape was not tuned";
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({1, 32, 53, 47});
+  ops::conv2d(cpu, x, w, b, want, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
+  expect_close(y, want, DType::BF16, "conv2d tuned past an out-of-memory alternative");
+}
 
 struct DeconvCase {
   int64_t n, c, h, w, o, k;
