@@ -52,7 +52,7 @@ pack
 if has bench; then
   for m in "${MODELS[@]}"; do [ -f /tmp/$m.gguf ] || python3 scripts/parity/full_size.py --out /tmp/fs --models $m \
       > /dev/null 2>&1 && $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; done
-  python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
+  [ -n "${SKIP_TORCH:-}" ] || python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
   for m in "${MODELS[@]}"; do
     for p in ${BENCH_PRECISIONS:-bf16 f16}; do
       $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 --warmup 10 --json \
@@ -61,9 +61,11 @@ if has bench; then
   done
   $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --batch 16 --runs 20 --warmup 5 \
     --json > "$OUT/bench_da2_vitl_bf16_b16.json" 2>&1
-  # What the first-use autotuning chose for DA2-L (conv algorithm, attention variant; one line per shape).
-  DACPP_LOG=debug $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --runs 1 \
-    --warmup 0 > /dev/null 2> "$OUT/tuning_da2_vitl.log"; grep -c "tuned \[" "$OUT/tuning_da2_vitl.log"
+  # What the first-use autotuning chose (conv algorithm, GEMM algorithm, attention variant; one line per shape).
+  for m in "${MODELS[@]}"; do
+    DACPP_LOG=debug $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
+      --warmup 0 > /dev/null 2> "$OUT/tuning_$m.log"; echo "$m: $(grep -c "tuned \[" "$OUT/tuning_$m.log") tuned shapes"
+  done
   tail -20 "$OUT/torch_gpu.txt"
   for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
 fi
@@ -102,26 +104,35 @@ PY
 fi
 
 
-# profile: kernel time per kernel name over one eager bf16 forward (Nsight Compute), for the models in MODELS.
+# profile: kernel time per kernel name over one bf16 forward (Nsight Compute), for the models in MODELS (or
+# PROFILE_MODELS). The bench runs warmup 1 + 2 forwards under ncu; the last forward is found as the shortest tail of
+# at least 50 launches that repeats the one before it (first-use tuning launches are thereby left out).
 pack
 if has profile; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   for m in ${PROFILE_MODELS:-${MODELS[@]}}; do
+    [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
+      $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
     $NCU --metrics gpu__time_duration.sum --csv $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
-      --size 518 --runs 1 --warmup 0 > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
+      --size 518 --runs 2 --warmup 1 > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
     python3 - "$OUT/ncu_$m.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 h = rows[0]; ki, vi, ui = h.index("Kernel Name"), h.index("Metric Value"), h.index("Metric Unit")
 scale = {"nsecond": 1.0, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
-t = collections.defaultdict(lambda: [0.0, 0])
+launches = []
 for r in rows[1:]:
-    try: v = float(r[vi].replace(",", "")) * scale.get(r[ui], 1.0)
+    try: launches.append((r[ki].split("(")[0][:70], float(r[vi].replace(",", "")) * scale.get(r[ui], 1.0)))
     except ValueError: continue
-    k = r[ki].split("(")[0][:70]; t[k][0] += v; t[k][1] += 1
+names = [k for k, _ in launches]
+n = next((n for n in range(50, len(names) // 2 + 1) if names[-n:] == names[-2 * n:-n]), len(names))
+t = collections.defaultdict(lambda: [0.0, 0])
+for k, v in launches[-n:]: t[k][0] += v; t[k][1] += 1
 tot = sum(v[0] for v in t.values())
-print(f"{sys.argv[1]}: total kernel time {tot/1e6:.3f} ms in {sum(v[1] for v in t.values())} launches")
-for k, (v, n) in sorted(t.items(), key=lambda kv: -kv[1][0])[:18]: print(f"  {v/1e6:7.3f} ms {n:4d}x  {k}")
+print(f"{sys.argv[1]}: one forward = last {n} of {len(names)} launches, kernel time {tot/1e6:.3f} ms")
+for k, (v, c) in sorted(t.items(), key=lambda kv: -kv[1][0])[:25]: print(f"  {v/1e6:7.3f} ms {c:4d}x  {k}")
+with open(sys.argv[1][:-4] + ".forward.txt", "w") as f:
+    for k, v in launches[-n:]: f.write(f"{v/1e3:9.2f} us  {k}\n")
 PY
   done
 fi

@@ -1,10 +1,37 @@
 #include "engine/device_io.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "backends/cuda/cuda_ops.h"
 #include "ops/copy.h"
 #include "ops/transfer.h"
 
 namespace dacpp {
+namespace {
+
+// Copies between pageable memory and the device go through the context's page-locked staging buffer when they are
+// this large: the host side is a memcpy spread over the context's threads, the transfer a DMA at PCIe speed. A
+// pageable cudaMemcpy stages through the driver's buffers behind one thread's memcpy: on the H200 machine the
+// input and depth copies of a 518² forward took ~0.55 ms that way (bench: median_ms - graph_replay_ms).
+constexpr size_t kStagedBytes = size_t{256} << 10;
+
+void parallel_memcpy(const ThreadPool& pool, void* dst, const void* src, size_t bytes) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  const auto pieces = static_cast<int64_t>((bytes + kPiece - 1) / kPiece);
+  pool.parallel_for(pieces, 1, [&](int64_t b, int64_t e) {
+    const size_t lo = static_cast<size_t>(b) * kPiece, hi = std::min(bytes, static_cast<size_t>(e) * kPiece);
+    std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
+  });
+}
+
+// Page-locked staging for a copy of `bytes` between `host` and the device, or nullptr (small, or none available).
+void* staging_for(ops::Context& ctx, const Tensor& host, size_t bytes) {
+  if (bytes < kStagedBytes || host.dtype() != DType::F32 || !host.device().is_cpu()) return nullptr;
+  return cuda::pinned_staging(ctx.cuda(), bytes);
+}
+
+}  // namespace
 
 HostArena make_runner_arena(ops::Context& ctx) {
   if (ctx.device().is_cpu()) return HostArena();
@@ -14,13 +41,32 @@ HostArena make_runner_arena(ops::Context& ctx) {
 Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) {
   if (ctx.device().is_cpu()) return host;
   Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");
-  ops::copy(ctx, host, f32);
+  if (void* staging = staging_for(ctx, host, host.nbytes())) {
+    parallel_memcpy(ctx.pool(), staging, host.raw(), host.nbytes());
+    ops::copy(ctx, Tensor::view(staging, host.shape(), DType::F32, Device::cpu(), nullptr, host.name()), f32);
+  } else {
+    ops::copy(ctx, host, f32);
+  }
   if (ctx.act_dtype() == DType::F32) return f32;
   Tensor act = arena.alloc(host.shape(), ctx.act_dtype(), "input");
   ops::cast(ctx, f32, act);
   return act;
 }
 
-Tensor output_to_host(ops::Context& ctx, const Tensor& t) { return ops::to_host_f32(ctx, t); }
+Tensor output_to_host(ops::Context& ctx, const Tensor& t) {
+  if (!t.defined() || t.device().is_cpu() || ctx.device().is_cpu()) return ops::to_host_f32(ctx, t);
+  Tensor host = Tensor::empty(t.shape(), DType::F32, t.name());
+  void* staging = staging_for(ctx, host, host.nbytes());
+  if (!staging) return ops::to_host_f32(ctx, t);
+  Tensor dev = t;
+  if (t.dtype() != DType::F32) {
+    dev = ops::empty(ctx, t.shape(), DType::F32, t.name());
+    ops::cast(ctx, t, dev);
+  }
+  Tensor view = Tensor::view(staging, t.shape(), DType::F32, Device::cpu(), nullptr, t.name());
+  ops::copy(ctx, dev, view);  // waits for the transfer
+  parallel_memcpy(ctx.pool(), host.raw(), staging, host.nbytes());
+  return host;
+}
 
 }  // namespace dacpp

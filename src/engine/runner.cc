@@ -133,15 +133,23 @@ models::ModelOutputs Runner::forward_graphed(models::RunState& rs, const Tensor&
   }
 }
 
+std::optional<double> Runner::graph_replay_ms(int reps) {
+  if (ctx_.device().is_cpu() || graphs_.captured() == 0 || !graphs_.entry().graph) return std::nullopt;
+  return cuda::time_replays_ms(ctx_.cuda(), *graphs_.entry().graph, reps);
+}
+
 ForwardResult Runner::forward(const Tensor& input, bool dump_stages, const RunOptions& options) {
   validate_rays(model_->config(), options);
   ForwardResult r;
   models::ModelOutputs out = forward_raw(input, dump_stages ? &r.dumps : nullptr, options);
-  r.depth = out.depth.clone();
+  // An output only `out` holds (a GPU runner's fresh host copy) is handed over; one that may be shared (a CPU
+  // arena view, a cached tensor) is cloned.
+  const auto own = [](const Tensor& t) { return t.storage() && t.storage().use_count() == 1 ? t : t.clone(); };
+  r.depth = own(out.depth);
   for (auto [from, to] : {std::pair<const Tensor*, Tensor*>{&out.sky, &r.sky}, {&out.conf, &r.conf},
                           {&out.rays, &r.rays}, {&out.ray_conf, &r.ray_conf}, {&out.extrinsics, &r.extrinsics},
                           {&out.intrinsics, &r.intrinsics}})
-    if (from->defined()) *to = from->clone();
+    if (from->defined()) *to = own(*from);
   r.ref_view = out.ref_view;
   return r;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/arena.h"
@@ -83,6 +84,10 @@ class Runner {
   // CUDA: input geometries whose forward is held as a captured graph (a forward that cannot be captured, e.g. a
   // host-side reference-view choice for >= 3 views, stays eager). 0 on the CPU.
   size_t captured_graphs() const { return graphs_.captured(); }
+  // CUDA: mean GPU milliseconds per replay of the graph of the most recent forward (the network alone: no input
+  // or output copies, no host-side finish), over `reps` replays after one warm-up; nullopt on the CPU or when that
+  // forward ran eagerly.
+  std::optional<double> graph_replay_ms(int reps);
 
   // Device memory of this runner (GPU runners; zeros on the CPU). live / peak: what its context's allocator has
   // handed out now / at most (activation arena, cuBLASLt workspace, op scratch, per-shape caches; the weights

@@ -39,10 +39,10 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   ops::attention(cpu, q, k, v, scale, want);
   expect_close(out, want, c.dt, "attention");
 
-  // Every tensor-core variant, whatever the per-shape choice: 64 rows / 4 warps, 128 rows / 4 warps, 64 rows / 2.
+  // Every tensor-core variant, whatever the per-shape choice: m-tiles per warp × warps.
   const bool tc = c.dt != DType::F32 && (c.d == 32 || c.d == 64 || c.d == 128);
   if (!tc) return;
-  for (auto [mt, warps] : {std::pair{1, 4}, std::pair{2, 4}, std::pair{2, 2}}) {
+  for (auto [mt, warps] : {std::pair{1, 4}, std::pair{1, 2}, std::pair{1, 1}, std::pair{2, 4}, std::pair{2, 2}}) {
     if (mt == 2 && c.d > 64) continue;
     Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_variant");
     cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o2, mt, warps);

@@ -1,8 +1,9 @@
 // attention on CUDA: out[b, n, h, :] = softmax(scale · q[b, h, n] · k[b, h]ᵀ) · v[b, h].
 //
 // flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 16·MT·WARPS query rows of one (b, h), each warp
-// MT m-tiles of 16 rows (variants 1×4 = 64 rows, 2×4 = 128 rows, 2×2 = 64 rows in 2 warps; D <= 64 for MT = 2),
-// chosen per shape by timing on first use (choose_variant).
+// MT m-tiles of 16 rows (variants 1×4 = 64 rows, 2×4 = 128 rows, 2×2 = 64 rows in 2 warps, and for few heads —
+// DA2-S has 6, i.e. 132 blocks of 64 rows at 1370 tokens, one per multiprocessor — 1×2 = 32 rows and 1×1 = 16
+// rows; D <= 64 for MT = 2), chosen per shape by timing on first use (choose_variant).
 // K/V tiles of 64 keys are double-buffered in shared memory with cp.async (rows padded by 8 elements so ldmatrix is
 // conflict-free); S = Q·Kᵀ and O += P·V run on tensor cores (m16n8k16), the softmax is online in f32 in registers
 // (exp2 with scale·log2 e folded in), P is rounded to the input dtype only as the mma operand. Shared memory is
@@ -345,13 +346,15 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
 }
 
 // The tensor-core kernel's variants: 16-row m-tiles per warp × warps per block.
-enum class TcVariant : int { M1W4, M2W4, M2W2 };
+enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1 };
 
 const char* variant_name(TcVariant v) {
   switch (v) {
     case TcVariant::M1W4: return "64 rows/4 warps";
     case TcVariant::M2W4: return "128 rows/4 warps";
     case TcVariant::M2W2: return "64 rows/2 warps";
+    case TcVariant::M1W2: return "32 rows/2 warps";
+    case TcVariant::M1W1: return "16 rows/1 warp";
   }
   return "?";
 }
@@ -370,6 +373,8 @@ void launch_variant(cudaStream_t st, const Tensor& q, const Tensor& k, const Ten
     if (var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, q, k, v, scale, out, g);
     if (var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, q, k, v, scale, out, g);
   }
+  if (var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, q, k, v, scale, out, g);
+  if (var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, q, k, v, scale, out, g);
   launch_tc<T, D, 1, 4>(st, q, k, v, scale, out, g);
 }
 
@@ -387,16 +392,17 @@ void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& 
   run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
 }
 
-// The variant for this shape: tuned on first use (tuned_choice), the 64-row / 4-warp kernel when tuning cannot run
-// and for D = 128 (the two-m-tile variants would spill).
+// The variant for this shape: tuned on first use (tuned_choice), the 64-row / 4-warp kernel when tuning cannot run;
+// D = 128 chooses among the one-m-tile variants (two m-tiles would spill).
 TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                          const Dims& g) {
-  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M2W4, TcVariant::M2W2};
-  if (g.d > 64) return kVariants[0];
+  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M1W2, TcVariant::M1W1, TcVariant::M2W4,
+                                     TcVariant::M2W2};
+  const int count = g.d > 64 ? 3 : 5;
   const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
                                   dtype_name(q.dtype()));
   return kVariants[tuned_choice(
-      c, key, 3, 0,
+      c, key, count, 0,
       [&](int i) {
         run_tc_any(c, q, k, v, scale, out, g, kVariants[i]);
         return true;
@@ -437,13 +443,15 @@ void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const T
                        int m_tiles, int warps) {
   const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
                static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
-  const bool known = (m_tiles == 1 && warps == 4) || (m_tiles == 2 && (warps == 4 || warps == 2));
+  const bool known = (m_tiles == 1 && (warps == 4 || warps == 2 || warps == 1)) ||
+                     (m_tiles == 2 && (warps == 4 || warps == 2));
   DACPP_CHECK(tc_applies(q, k, v, out, g) && known && (m_tiles == 1 || g.d <= 64),
               ErrorCode::InvalidArgument, "attention_variant (cuda): q ", shape_str(q.shape()), " variant ", m_tiles,
               "x", warps, " not supported");
   if (out.numel() == 0) return;
   c.make_current();
-  const TcVariant var = m_tiles == 1 ? TcVariant::M1W4 : warps == 4 ? TcVariant::M2W4 : TcVariant::M2W2;
+  const TcVariant var = m_tiles == 2 ? (warps == 4 ? TcVariant::M2W4 : TcVariant::M2W2)
+                                     : warps == 4 ? TcVariant::M1W4 : warps == 2 ? TcVariant::M1W2 : TcVariant::M1W1;
   run_tc_any(c, q, k, v, scale, out, g, var);
 }
 
@@ -464,6 +472,18 @@ std::vector<KernelInfo> attention_kernels() {
       {"flash_attention_tc<f16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 4>)},
       {"flash_attention_tc<f16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 2>)},
       {"flash_attention_tc<f16,128,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 4>)},
+      {"flash_attention_tc<bf16,32,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 2>)},
+      {"flash_attention_tc<bf16,32,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 1>)},
+      {"flash_attention_tc<bf16,64,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 2>)},
+      {"flash_attention_tc<bf16,64,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 1>)},
+      {"flash_attention_tc<bf16,128,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 2>)},
+      {"flash_attention_tc<bf16,128,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 1>)},
+      {"flash_attention_tc<f16,32,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 2>)},
+      {"flash_attention_tc<f16,32,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 1>)},
+      {"flash_attention_tc<f16,64,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 2>)},
+      {"flash_attention_tc<f16,64,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 1>)},
+      {"flash_attention_tc<f16,128,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 2>)},
+      {"flash_attention_tc<f16,128,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 1>)},
       {"attention_simt<f32,1>", reinterpret_cast<const void*>(&attention_simt<float, 1>)},
       {"attention_simt<f32,2>", reinterpret_cast<const void*>(&attention_simt<float, 2>)},
       {"attention_simt<f32,4>", reinterpret_cast<const void*>(&attention_simt<float, 4>)},

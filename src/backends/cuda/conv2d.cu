@@ -246,15 +246,32 @@ void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias
   }
 }
 
-// The direct 3×3 kernel applies: bf16/f16, 3×3, stride 1, pad 1, C % 16 == 0, 16-byte aligned weights.
-bool direct3x3_applies(const Tensor& x, const Tensor& w, const ConvArgs& a) {
+// The direct 3×3 kernel applies: bf16/f16, 3×3, stride 1, pad 1, C % 16 == 0.
+bool direct3x3_applies(const Tensor& x, const ConvArgs& a) {
   return x.dtype() != DType::F32 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.ph == 1 && a.pw == 1 &&
-         a.c % 16 == 0 && a.n <= 65535 && reinterpret_cast<uintptr_t>(w.raw()) % 16 == 0;
+         a.c % 16 == 0 && a.n <= 65535;
+}
+
+constexpr int kDerivedConv3x3 = 1;  // CudaContext::derived kind: the direct kernel's tap-major weights
+
+// w [O, C, 3, 3] in the direct kernel's tap-major layout (conv3x3::relayout_weights), built once per weight.
+template <typename T>
+std::shared_ptr<const void> tap_major_weights(CudaContext& c, const Tensor& w, const ConvArgs& a) {
+  const long long n = static_cast<long long>(a.o) * a.c * 9;
+  return c.derived(w, kDerivedConv3x3, sizeof(T) * static_cast<size_t>(n),
+                   [&](void* dst) {
+                     const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 16));
+                     conv3x3::relayout_weights<T><<<blocks, 256, 0, c.stream()>>>(
+                         static_cast<const T*>(w.raw()), static_cast<T*>(dst), a.o, a.c);
+                     DACPP_CUDA_LAUNCH_CHECK("conv3x3 weight relayout");
+                   },
+                   "conv3x3 tap-major weights");
 }
 
 template <typename T, int WM, int TH>
-void launch3x3(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
-               const ConvArgs& a) {
+void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a) {
+  const cudaStream_t st = c.stream();
+  const std::shared_ptr<const void> wt = tap_major_weights<T>(c, w, a);
   const bool pair_store = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 4 == 0;
   conv3x3::Args d{a.c, a.h, a.w, a.o, (a.w + conv3x3::kTW - 1) / conv3x3::kTW, a.relu, pair_store ? 1 : 0};
   const dim3 grid(static_cast<unsigned>(d.tiles_x * ((a.h + TH - 1) / TH)),
@@ -264,7 +281,7 @@ void launch3x3(cudaStream_t st, const Tensor& x, const Tensor& w, const float* b
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_tc: shared memory of ", smem, " bytes");
   kernel<<<grid, conv3x3::kThreads, smem, st>>>(static_cast<const uint16_t*>(x.raw()),
-                                               static_cast<const uint16_t*>(w.raw()), bias,
+                                               static_cast<const uint16_t*>(wt.get()), bias,
                                                static_cast<T*>(y.raw()), d);
   DACPP_CUDA_LAUNCH_CHECK("conv3x3_tc");
 }
@@ -278,27 +295,54 @@ void launch3x3(cudaStream_t st, const Tensor& x, const Tensor& w, const float* b
 // runs along D's columns, which cuBLASLt's epilogue cannot broadcast, so bias and ReLU follow in one pass over y.
 constexpr size_t kMaxColBytes = size_t{128} << 20;
 
-// A piece of X̂: images [n0, n0 + gridDim.z·…) (grid-strided), output rows [oy0, oy0 + rows), stored
-// col[(image - n0)·K + k][band_p] with band_p = rows·ow. One block row per k (grid-strided over K): the (c, ky, kx)
-// decode is per block; 32-bit index math per element.
-template <typename T>
+template <int Bytes> struct VecOf;
+template <> struct VecOf<16> { using type = uint4; };
+template <> struct VecOf<8> { using type = uint2; };
+template <> struct VecOf<4> { using type = unsigned; };
+template <> struct VecOf<2> { using type = unsigned short; };
+
+// A piece of X̂: images [n0, n0 + nb), output rows [oy0, oy0 + rows), stored col[(image - n0)·K + k][band_p] with
+// band_p = rows·ow. Each thread writes V consecutive pixels of one row of X̂ (one 16/8/4/2-byte store; V divides
+// band_p, so every row of col starts aligned) and walks the rows of col by gridDim.y: its pixels' (oy, ox) are
+// decoded once, a row's (image, c, ky, kx) once per row. (0.5 wrote one element per thread and one k per block:
+// ~200k short blocks for the 148² head conv, timed at ~300 GB/s.)
+
+template <typename T, int V>
 __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
                               int rows) {
   const int band_p = rows * a.ow, khw = a.kh * a.kw;
-  const long long plane = static_cast<long long>(a.h) * a.w;
-  for (int img = blockIdx.z; img < nb; img += gridDim.z) {
-    for (int k = blockIdx.y; k < a.k_total; k += gridDim.y) {
-      const int ci = k / khw, r = k - ci * khw, ky = r / a.kw, kx = r - ky * a.kw;
-      const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane;
-      T* dst = col + (static_cast<long long>(img) * a.k_total + k) * band_p;
-      for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < band_p; p += gridDim.x * blockDim.x) {
-        const int oy = p / a.ow, ox = p - oy * a.ow;
-        const int iy = (oy0 + oy) * a.sh - a.ph + ky, ix = ox * a.sw - a.pw + kx;
-        T v = from_float<T>(0.f);
-        if (iy >= 0 && iy < a.h && ix >= 0 && ix < a.w) v = src[static_cast<long long>(iy) * a.w + ix];
-        dst[p] = v;
+  const int p0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (p0 >= band_p) return;
+  int iy0[V], ix0[V];
+  {
+    int oy = p0 / a.ow, ox = p0 - oy * a.ow;
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      iy0[v] = (oy0 + oy) * a.sh - a.ph;
+      ix0[v] = ox * a.sw - a.pw;
+      if (++ox == a.ow) {
+        ox = 0;
+        ++oy;
       }
     }
+  }
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  const int kn = nb * a.k_total;  // rows of col
+  for (int kr = blockIdx.y; kr < kn; kr += gridDim.y) {
+    const int img = kr / a.k_total, k = kr - img * a.k_total;
+    const int ci = k / khw, r = k - ci * khw, ky = r / a.kw, kx = r - ky * a.kw;
+    const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane;
+    using Vec = typename VecOf<V * sizeof(T)>::type;
+    alignas(sizeof(Vec)) T e[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int iy = iy0[v] + ky, ix = ix0[v] + kx;
+      e[v] = static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) && static_cast<unsigned>(ix) <
+                     static_cast<unsigned>(a.w)
+                 ? src[iy * a.w + ix]
+                 : from_float<T>(0.f);
+    }
+    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * band_p + p0) = *reinterpret_cast<const Vec*>(e);
   }
 }
 
@@ -338,9 +382,25 @@ bool gemm_preferred(const Tensor& x, const ConvArgs& a) {
 template <typename T>
 void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows) {
   const int band_p = rows * a.ow;
-  const dim3 grid(static_cast<unsigned>(std::max(1, (band_p + 255) / 256)),
-                  static_cast<unsigned>(std::min(a.k_total, 65535)), static_cast<unsigned>(std::min(nb, 65535)));
-  im2col_kernel<T><<<grid, 256, 0, c.stream()>>>(x, col, a, n0, nb, oy0, rows);
+  const int kn = nb * a.k_total;
+  const auto run = [&](auto vec) {
+    constexpr int V = decltype(vec)::value;
+    const int gx = (band_p / V + 255) / 256;
+    // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
+    const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
+    im2col_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
+        x, col, a, n0, nb, oy0, rows);
+  };
+  const bool aligned = reinterpret_cast<uintptr_t>(col) % 16 == 0;
+  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
+  if (aligned && band_p % kMax == 0)
+    run(std::integral_constant<int, kMax>{});
+  else if (aligned && band_p % 4 == 0)
+    run(std::integral_constant<int, 4>{});
+  else if (aligned && band_p % 2 == 0)
+    run(std::integral_constant<int, 2>{});
+  else
+    run(std::integral_constant<int, 1>{});
   DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
 
@@ -444,13 +504,13 @@ std::string gemm_what(const Tensor& x, const Tensor& w, const Tensor& y) {
 }
 
 template <typename T>
-void launch_direct(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
-    case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(st, x, w, bias, y, a);
-    case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(st, x, w, bias, y, a);
-    case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(st, x, w, bias, y, a);
-    default: return launch3x3<T, 2, 16>(st, x, w, bias, y, a);
+    case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
+    case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
+    case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
+    default: return launch3x3<T, 2, 16>(c, x, w, bias, y, a);
   }
 }
 
@@ -464,10 +524,10 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
       return launch<float>(c.stream(), x, w, bias, y, a);
     case DType::BF16:
       if (algo == ConvAlgo::Implicit) return launch<__nv_bfloat16>(c.stream(), x, w, bias, y, a);
-      return launch_direct<__nv_bfloat16>(c.stream(), x, w, bias, y, a, algo);
+      return launch_direct<__nv_bfloat16>(c, x, w, bias, y, a, algo);
     case DType::F16:
       if (algo == ConvAlgo::Implicit) return launch<__half>(c.stream(), x, w, bias, y, a);
-      return launch_direct<__half>(c.stream(), x, w, bias, y, a, algo);
+      return launch_direct<__half>(c, x, w, bias, y, a, algo);
     default:
       break;
   }
@@ -477,7 +537,7 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
 // The untuned choice: the measured rules of session 3 (DA2 shapes on the H200), also used while a CUDA graph is
 // being captured (no timing possible then) and with DACPP_AUTOTUNE=0.
 ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, const ConvArgs& a) {
-  if (direct3x3_applies(x, w, a)) {
+  if (direct3x3_applies(x, a)) {
     const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
     const long long co64 = (a.o + 63) / 64, co32 = (a.o + 31) / 32;
     const long long rows16 = tiles_x * ((a.h + 15) / 16) * a.n, rows8 = tiles_x * ((a.h + 7) / 8) * a.n;
@@ -495,13 +555,13 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const ConvAlgo fallback = heuristic_algo(c, x, w, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
-  if (direct3x3_applies(x, w, a))
+  if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   const std::string key =
       str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
               a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
-              direct3x3_applies(x, w, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+              direct3x3_applies(x, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
   const int choice = tuned_choice(
       c, key, static_cast<int>(candidates.size()), static_cast<int>(at - candidates.begin()),
@@ -540,7 +600,7 @@ void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Epilogue act, int warps_m, int tile_rows) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
-  DACPP_CHECK(direct3x3_applies(x, w, a) && a.oh == a.h && a.ow == a.w && (warps_m == 1 || warps_m == 2) &&
+  DACPP_CHECK(direct3x3_applies(x, a) && a.oh == a.h && a.ow == a.w && (warps_m == 1 || warps_m == 2) &&
                   (tile_rows == 8 || tile_rows == 16),
               ErrorCode::InvalidArgument, "conv2d_direct3x3 (cuda): x ", shape_str(x.shape()), " / w ",
               shape_str(w.shape()), " / variant ", warps_m, "x", tile_rows, " not supported");
@@ -571,9 +631,17 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_tc<f16,64>", reinterpret_cast<const void*>(&conv2d_tc<__half, 2>)},
       {"conv2d_tc<f16,32>", reinterpret_cast<const void*>(&conv2d_tc<__half, 1>)},
       {"conv2d_simt<f32>", reinterpret_cast<const void*>(&conv2d_simt<float>)},
-      {"conv2d_im2col<f32>", reinterpret_cast<const void*>(&im2col_kernel<float>)},
-      {"conv2d_im2col<bf16>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16>)},
-      {"conv2d_im2col<f16>", reinterpret_cast<const void*>(&im2col_kernel<__half>)},
+      {"conv2d_im2col<f32,4>", reinterpret_cast<const void*>(&im2col_kernel<float, 4>)},
+      {"conv2d_im2col<f32,2>", reinterpret_cast<const void*>(&im2col_kernel<float, 2>)},
+      {"conv2d_im2col<f32,1>", reinterpret_cast<const void*>(&im2col_kernel<float, 1>)},
+      {"conv2d_im2col<bf16,8>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 8>)},
+      {"conv2d_im2col<bf16,4>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 4>)},
+      {"conv2d_im2col<bf16,2>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 2>)},
+      {"conv2d_im2col<bf16,1>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 1>)},
+      {"conv2d_im2col<f16,8>", reinterpret_cast<const void*>(&im2col_kernel<__half, 8>)},
+      {"conv2d_im2col<f16,4>", reinterpret_cast<const void*>(&im2col_kernel<__half, 4>)},
+      {"conv2d_im2col<f16,2>", reinterpret_cast<const void*>(&im2col_kernel<__half, 2>)},
+      {"conv2d_im2col<f16,1>", reinterpret_cast<const void*>(&im2col_kernel<__half, 1>)},
       {"conv2d_bias_act<f32>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float>)},
       {"conv2d_bias_act<bf16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16>)},
       {"conv2d_bias_act<f16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half>)},
@@ -585,6 +653,8 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv3x3_tc<f16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 8>)},
       {"conv3x3_tc<f16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 16>)},
       {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
+      {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
+      {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
   };
 }
 

@@ -6,11 +6,13 @@
 // 9 taps:
 //   input  [(TH+2)·18 halo pixels][16 channels + 8 pad]   (a tap reads the window shifted by (ky, kx); B fragments
 //                                                          via ldmatrix, 48-byte rows: conflict-free)
-//   weight [9 taps][32·WM rows][16 channels + 8 pad]  (A fragments via ldmatrix), transposed in shared memory from
-//          a copy of the natural [o][c·9 + tap] rows (cp.async, 144 + 8 halves per row).
+//   weight [9 taps][32·WM rows][16 channels + 8 pad]  (A fragments via ldmatrix), copied with cp.async from the
+//          tap-major layout wt[C/16][9][O][16] that relayout_weights builds once per weight (CudaContext::derived).
 // Two stages: the next chunk's input is loaded into registers and its weights are copied with cp.async while the
-// current chunk runs on the tensor cores. Epilogue: + bias (f32), optional ReLU, rounded once to T; pixel pairs
-// are stored as one 32-bit word when the row width is even.
+// current chunk runs on the tensor cores; one barrier per chunk. (0.5 copied the natural [o][c·9 + tap] rows and
+// transposed them in shared memory every chunk: a second barrier and ~50 shared-memory operations per thread per
+// chunk.) Epilogue: + bias (f32), optional ReLU, rounded once to T; pixel pairs are stored as one 32-bit word when
+// the row width is even.
 // Included only by conv2d.cu.
 #pragma once
 
@@ -29,8 +31,7 @@ struct Args {
 
 constexpr int kTW = 16;        // output tile width (pixels)
 constexpr int kThreads = 256;  // 8 warps
-constexpr int kPixS = 24;      // staged halves per halo pixel (16 channels + pad)
-constexpr int kWS = 152;       // staged halves per weight row (144 + pad)
+constexpr int kPixS = 24;      // staged halves per halo pixel (16 channels + pad), and per staged weight row
 
 template <int TH>
 struct Geo {
@@ -40,7 +41,7 @@ struct Geo {
   static constexpr int in_elems = pixels * kPixS;
 };
 
-// Shared memory: two stages of (input tile, transposed weights), then one natural-layout weight buffer.
+// Shared memory: two stages of (input tile, tap-major weights).
 template <int WM, int TH>
 __host__ __device__ constexpr int stage_elems() {
   return Geo<TH>::in_elems + 9 * 32 * WM * kPixS;
@@ -48,7 +49,22 @@ __host__ __device__ constexpr int stage_elems() {
 
 template <int WM, int TH>
 __host__ __device__ constexpr int smem_bytes() {
-  return (2 * stage_elems<WM, TH>() + 32 * WM * kWS) * 2;
+  return 2 * stage_elems<WM, TH>() * 2;
+}
+
+// wt[(chunk·9 + tap)·O + o][j] = w[o][16·chunk + j][tap] for w [O, C, 3, 3] (C % 16 == 0): one thread per element.
+template <typename T>
+__global__ void relayout_weights(const T* __restrict__ w, T* __restrict__ wt, int o_count, int c_count) {
+  const long long n = static_cast<long long>(o_count) * c_count * 9;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int j = static_cast<int>(i % 16);
+    long long r = i / 16;
+    const int o = static_cast<int>(r % o_count);
+    r /= o_count;
+    const int tap = static_cast<int>(r % 9), chunk = static_cast<int>(r / 9);
+    wt[i] = w[(static_cast<long long>(o) * c_count + chunk * 16 + j) * 9 + tap];
+  }
 }
 
 // Item i of this thread: pixel 32·i + pix0 of the halo tile, channel pair `pair` (fixed per thread); a warp covers
@@ -86,34 +102,22 @@ __device__ __forceinline__ void store_input(uint16_t* in_s, const uint32_t (&r)[
     if (32 * i + item_pix0() < Geo<TH>::pixels) *reinterpret_cast<uint32_t*>(dst + 32 * i * kPixS) = r[i];
 }
 
-// Starts the copy of w[o0 .. o0 + 32·WM, c0 .. c0 + 16, :, :] into ws (rows past O are zeroed).
+// Starts the copy of chunk `chunk` of wt (tap-major, see relayout_weights) for output channels [o0, o0 + 32·WM)
+// into ws [9][32·WM][kPixS] (rows past O are zeroed): two 16-byte vectors per (tap, channel) row.
 template <int WM>
-__device__ __forceinline__ void load_weights(const uint16_t* __restrict__ w, const Args& a, int o0, int c0,
+__device__ __forceinline__ void load_weights(const uint16_t* __restrict__ wt, const Args& a, int o0, int chunk,
                                              uint16_t* ws) {
-  constexpr int kVec = 18;  // 16-byte vectors per row (144 halves)
-  const int ktot = a.c * 9;
-  for (int v = threadIdx.x; v < 32 * WM * kVec; v += kThreads) {
-    const int m = v / kVec, j = v - m * kVec;
-    uint16_t* dst = ws + m * kWS + j * 8;
+  constexpr int kRows = 9 * 32 * WM;
+  for (int v = threadIdx.x; v < 2 * kRows; v += kThreads) {
+    const int row = v >> 1, half = v & 1;
+    const int tap = row / (32 * WM), m = row - tap * (32 * WM);
+    uint16_t* dst = ws + row * kPixS + half * 8;
     if (o0 + m < a.o)
-      mma::cp_async16(dst, w + static_cast<long long>(o0 + m) * ktot + c0 * 9 + j * 8);
+      mma::cp_async16(dst, wt + ((static_cast<long long>(chunk) * 9 + tap) * a.o + o0 + m) * 16 + half * 8);
     else
       *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
   }
   mma::cp_async_commit();
-}
-
-// nat [32·WM][kWS] (o, c·9 + tap) -> wt [9][32·WM][kPixS] (tap, o, c), as 32-bit channel pairs.
-template <int WM>
-__device__ __forceinline__ void transpose_weights(const uint16_t* nat, uint16_t* wt) {
-#pragma unroll
-  for (int k = 0; k < 9 * WM; ++k) {
-    const int i = k * kThreads + threadIdx.x;
-    const int pair = i % 8, m = (i / 8) % (32 * WM), r = i / (8 * 32 * WM);
-    const uint16_t* p = nat + m * kWS + pair * 18 + r;
-    *reinterpret_cast<uint32_t*>(wt + (r * 32 * WM + m) * kPixS + 2 * pair) =
-        static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[9]) << 16);
-  }
 }
 
 // The 9 taps of one staged chunk: acc += W_tap · shifted input window.
@@ -143,7 +147,7 @@ __device__ __forceinline__ void compute_chunk(const uint16_t* in_s, const uint16
 
 template <typename T, int WM, int TH>
 __global__ void __launch_bounds__(kThreads, 2)
-    conv3x3_tc(const uint16_t* __restrict__ x, const uint16_t* __restrict__ w, const float* __restrict__ bias,
+    conv3x3_tc(const uint16_t* __restrict__ x, const uint16_t* __restrict__ wt, const float* __restrict__ bias,
                T* __restrict__ y, Args a) {
   using G = Geo<TH>;
   constexpr int NT = TH * WM / 4, PW = 2 * TH * WM, kStage = stage_elems<WM, TH>();
@@ -164,29 +168,25 @@ __global__ void __launch_bounds__(kThreads, 2)
   float acc[2][NT][4] = {};
   uint32_t pre[G::iters];
 
-  uint16_t* nat = smem + 2 * kStage;
-  load_weights<WM>(w, a, o0, 0, nat);
+  load_weights<WM>(wt, a, o0, 0, smem + G::in_elems);
   load_input<TH>(xn, a, 0, iy0, ix0, pre);
   store_input<TH>(smem, pre);
   mma::cp_async_wait<0>();
   __syncthreads();
-  transpose_weights<WM>(nat, smem + G::in_elems);
-  __syncthreads();
   const int chunks = a.c / 16;
   for (int ch = 0; ch < chunks; ++ch) {
+    // The other stage was last read in chunk ch - 1, which every warp finished before the barrier below.
     const uint16_t* cur = smem + (ch & 1) * kStage;
     uint16_t* nxt = smem + ((ch + 1) & 1) * kStage;
     const bool more = ch + 1 < chunks;
     if (more) {
-      load_weights<WM>(w, a, o0, (ch + 1) * 16, nat);
+      load_weights<WM>(wt, a, o0, ch + 1, nxt + G::in_elems);
       load_input<TH>(xn, a, (ch + 1) * 16, iy0, ix0, pre);
     }
     compute_chunk<T, WM, TH>(cur, cur + G::in_elems, a_off, b_off, acc);
     if (!more) break;
     store_input<TH>(nxt, pre);
     mma::cp_async_wait<0>();
-    __syncthreads();
-    transpose_weights<WM>(nat, nxt + G::in_elems);
     __syncthreads();
   }
 

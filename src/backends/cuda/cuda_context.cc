@@ -53,7 +53,9 @@ CudaContext::~CudaContext() {
     log::error("CUDA context cuda:", device_index_, ": pending work failed at teardown: ", cudaGetErrorName(err),
                ": ", cudaGetErrorString(err));
   allocator_->deallocate(workspace_);
+  if (pinned_) cudaFreeHost(pinned_);
   converted_.clear();
+  derived_.clear();
   scratch_.clear();
   gemm_plans_.reset();
   cublasLtDestroy(lt_);
@@ -77,6 +79,45 @@ void* CudaContext::scratch(size_t bytes, const char* what) {
   }
   return scratch_.back().get();
 }
+
+void* CudaContext::pinned(size_t bytes) {
+  if (bytes <= pinned_size_) return pinned_;
+  const size_t grow = std::max(bytes, pinned_size_ + pinned_size_ / 2);
+  make_current();
+  void* p = nullptr;
+  const cudaError_t err = cudaHostAlloc(&p, grow, cudaHostAllocDefault);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    log::debug("CUDA context cuda:", device_index_, ": no page-locked staging of ", grow, " bytes (",
+               cudaGetErrorString(err), "); host copies use pageable memory");
+    return nullptr;
+  }
+  if (pinned_) cudaFreeHost(pinned_);
+  pinned_ = p;
+  pinned_size_ = grow;
+  return pinned_;
+}
+
+std::shared_ptr<const void> CudaContext::derived(const Tensor& w, int kind, size_t bytes,
+                                                 const std::function<void(void*)>& fill, const char* what) {
+  const std::shared_ptr<void>& owner = w.storage();
+  if (!owner) {
+    void* p = scratch(bytes, what);
+    fill(p);
+    return std::shared_ptr<const void>(p, [](const void*) {});
+  }
+  const auto key = std::make_tuple(static_cast<const void*>(w.raw()), w.numel(), kind);
+  auto it = derived_.find(key);
+  if (it != derived_.end() && it->second.owner.lock() == owner) return it->second.data;
+  for (auto e = derived_.begin(); e != derived_.end();)
+    e = e->second.owner.expired() ? derived_.erase(e) : std::next(e);
+  std::shared_ptr<void> data = allocator_->allocate_shared(bytes, what);
+  fill(data.get());
+  derived_[key] = Converted{owner, data};
+  return data;
+}
+
+void* pinned_staging(CudaContext& ctx, size_t bytes) { return ctx.pinned(bytes); }
 
 std::shared_ptr<const void> CudaContext::converted(const Tensor& v, DType dtype) {
   const std::shared_ptr<void>& owner = v.storage();

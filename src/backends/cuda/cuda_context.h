@@ -8,6 +8,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,11 @@ class CudaContext {
   // kept while the storage lives: weights are converted on first use instead of on every call. A tensor without
   // owned storage (an activation view) is converted into scratch() each time.
   std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
+  // A device buffer of `bytes` derived from weight `w` by `fill(dst)` (work enqueued on stream()), e.g. the direct
+  // 3×3 conv's tap-major weight layout: built once per (w's storage, kind) and kept while that storage lives. For a
+  // tensor without owned storage (an activation) it is rebuilt into scratch() on every call.
+  std::shared_ptr<const void> derived(const Tensor& w, int kind, size_t bytes,
+                                      const std::function<void(void*)>& fill, const char* what);
 
   // Per-shape choices of autotuned ops (tuning.h: conv2d, attention, cuBLASLt): the choice stored under `key` for
   // this context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process
@@ -79,6 +85,11 @@ class CudaContext {
   void set_tuned(const std::string& key, int choice);
   size_t tuned_count() const;
   static constexpr size_t kMaxTuned = 4096;  // ~100 bytes each
+
+  // Page-locked host memory for this context's host <-> device copies (engine/device_io.cc: the forward's input
+  // and outputs), >= bytes, valid until the next pinned() call. nullptr when the driver refuses page-locked memory
+  // (the caller then copies from pageable memory). Grows geometrically; freed with the context.
+  void* pinned(size_t bytes);
 
   // Makes this context's device current on the calling thread (ops call it before enqueuing work).
   void make_current() const;
@@ -100,11 +111,14 @@ class CudaContext {
   size_t scratch_size_ = 0, scratch_total_ = 0;
   uint64_t capture_epoch_ = 0, scratch_epoch_ = 0;  // capture begins/ends so far; that count when scratch_.back() came
   bool capturing_ = false;
+  void* pinned_ = nullptr;
+  size_t pinned_size_ = 0;
   struct Converted {
     std::weak_ptr<void> owner;    // the source tensor's storage
     std::shared_ptr<void> data;   // the converted copy
   };
   std::map<std::tuple<const void*, int64_t, DType>, Converted> converted_;
+  std::map<std::tuple<const void*, int64_t, int>, Converted> derived_;
 };
 
 }  // namespace dacpp::cuda

@@ -56,6 +56,10 @@ GraphPtr end_capture(CudaContext& ctx);
 void abort_capture(CudaContext& ctx) noexcept;
 // Enqueues a replay of g on ctx's stream.
 void launch(CudaContext& ctx, const Graph& g);
+// CudaContext::pinned: page-locked host staging memory of ctx (>= bytes, valid until the next call), or nullptr.
+void* pinned_staging(CudaContext& ctx, size_t bytes);
+// Mean GPU milliseconds per replay of g over `reps` replays after one warm-up (CUDA events; waits for them).
+float time_replays_ms(CudaContext& ctx, const Graph& g, int reps);
 
 // ---- memory ----
 // A new uninitialised device tensor from ctx's caching allocator (256-byte aligned), owning its block.

@@ -4,6 +4,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops.h"
+#include "backends/cuda/tuning.h"
 
 namespace dacpp::cuda {
 
@@ -48,6 +49,10 @@ void abort_capture(CudaContext& ctx) noexcept {
 void launch(CudaContext& ctx, const Graph& g) {
   ctx.make_current();
   DACPP_CUDA_CHECK(cudaGraphLaunch(g.exec, ctx.stream()), "CUDA graph: launch");
+}
+
+float time_replays_ms(CudaContext& ctx, const Graph& g, int reps) {
+  return time_runs_ms(ctx, [&] { launch(ctx, g); }, reps, "CUDA graph: timed replay");
 }
 
 }  // namespace dacpp::cuda

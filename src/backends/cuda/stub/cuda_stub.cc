@@ -29,6 +29,8 @@ void begin_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
 GraphPtr end_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
 void abort_capture(CudaContext&) noexcept {}
 void launch(CudaContext&, const Graph&) { no_cuda("CUDA graph launch"); }
+float time_replays_ms(CudaContext&, const Graph&, int) { no_cuda("CUDA graph replay timing"); }
+void* pinned_staging(CudaContext&, size_t) { no_cuda("pinned staging memory"); }
 
 Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
 MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
