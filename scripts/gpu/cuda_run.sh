@@ -67,7 +67,7 @@ if has bench; then
       --warmup 0 > /dev/null 2> "$OUT/tuning_$m.log"; echo "$m: $(grep -c "tuned \[" "$OUT/tuning_$m.log") tuned shapes"
   done
   tail -20 "$OUT/torch_gpu.txt"
-  for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
+  for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"graph_replay_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
 fi
 
 pack
@@ -98,7 +98,7 @@ PY
     for p in ${DA3_PRECISIONS:-bf16 f32}; do
       $B/dacpp bench -m /tmp/da3/$m --device cuda --precision $p --size 504x336 --runs 50 --warmup 10 --json \
         > "$OUT/bench_da3_${m}_$p.json" 2>&1
-      echo "da3-$m $p: $(grep -h -E '"median_ms"|"device_total_peak_mb"|"error"' "$OUT/bench_da3_${m}_$p.json" | tr -d '\n ')"
+      echo "da3-$m $p: $(grep -h -E '"median_ms"|"graph_replay_ms"|"device_total_peak_mb"|"error"' "$OUT/bench_da3_${m}_$p.json" | tr -d '\n ')"
     done
   done
 fi

@@ -346,23 +346,50 @@ __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, Conv
   }
 }
 
-// y[n, o, p] = act(y + bias[o]): grid x over the plane's pixels, y over channels, z over images (grid-strided), so
-// the channel is known per block and no element needs an index division.
-template <typename T>
+// y[n, o, p] = act(y + bias[o]): grid x over the plane's pixels in runs of V (one 16-byte access per thread when V
+// divides the plane), y over channels, z over images (grid-strided), so the channel is known per block and no
+// element needs an index division.
+template <typename T, int V>
 __global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, int n, int o_count, long long plane,
                                         int relu) {
+  using Vec = typename VecOf<V * sizeof(T)>::type;
   for (int img = blockIdx.z; img < n; img += gridDim.z) {
     for (int o = blockIdx.y; o < o_count; o += gridDim.y) {
       T* row = y + (static_cast<long long>(img) * o_count + o) * plane;
       const float b = bias ? bias[o] : 0.f;
-      for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < plane;
-           i += static_cast<long long>(gridDim.x) * blockDim.x) {
-        float v = to_float(row[i]) + b;
-        if (relu) v = fmaxf(v, 0.f);
-        row[i] = from_float<T>(v);
+      for (long long i = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) * V; i < plane;
+           i += static_cast<long long>(gridDim.x) * blockDim.x * V) {
+        alignas(sizeof(Vec)) T e[V];
+        *reinterpret_cast<Vec*>(e) = *reinterpret_cast<const Vec*>(row + i);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          float f = to_float(e[v]) + b;
+          if (relu) f = fmaxf(f, 0.f);
+          e[v] = from_float<T>(f);
+        }
+        *reinterpret_cast<Vec*>(row + i) = *reinterpret_cast<const Vec*>(e);
       }
     }
   }
+}
+
+template <typename T>
+void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long long plane) {
+  const auto run = [&](auto vec) {
+    constexpr int V = decltype(vec)::value;
+    const dim3 grid(static_cast<unsigned>(std::min<long long>((plane / V + 255) / 256, 1 << 20)),
+                    static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
+    channel_bias_act_kernel<T, V><<<grid, 256, 0, c.stream()>>>(y, bias, a.n, a.o, plane, a.relu);
+  };
+  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
+  const bool aligned = reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  if (aligned && plane % kMax == 0)
+    run(std::integral_constant<int, kMax>{});
+  else if (aligned && plane % 4 == 0 && kMax > 4)
+    run(std::integral_constant<int, 4>{});
+  else
+    run(std::integral_constant<int, 1>{});
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
 }
 
 bool is_pointwise(const ConvArgs& a) {
@@ -447,10 +474,7 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
     }
   }
   if (bias || a.relu) {
-    const dim3 grid(static_cast<unsigned>(std::min<long long>((p + 255) / 256, 1 << 20)),
-                    static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
-    channel_bias_act_kernel<T><<<grid, 256, 0, c.stream()>>>(yp, bias, a.n, a.o, p, a.relu);
-    DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
+    bias_act<T>(c, yp, bias, a, p);
   }
 }
 
@@ -642,9 +666,14 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_im2col<f16,4>", reinterpret_cast<const void*>(&im2col_kernel<__half, 4>)},
       {"conv2d_im2col<f16,2>", reinterpret_cast<const void*>(&im2col_kernel<__half, 2>)},
       {"conv2d_im2col<f16,1>", reinterpret_cast<const void*>(&im2col_kernel<__half, 1>)},
-      {"conv2d_bias_act<f32>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float>)},
-      {"conv2d_bias_act<bf16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16>)},
-      {"conv2d_bias_act<f16>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half>)},
+      {"conv2d_bias_act<f32,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float, 4>)},
+      {"conv2d_bias_act<f32,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float, 1>)},
+      {"conv2d_bias_act<bf16,8>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 8>)},
+      {"conv2d_bias_act<bf16,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 4>)},
+      {"conv2d_bias_act<bf16,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 1>)},
+      {"conv2d_bias_act<f16,8>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 8>)},
+      {"conv2d_bias_act<f16,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 4>)},
+      {"conv2d_bias_act<f16,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 1>)},
       {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16>)},
       {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8>)},
       {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16>)},
