@@ -54,7 +54,6 @@ CudaContext::~CudaContext() {
                ": ", cudaGetErrorString(err));
   allocator_->deallocate(workspace_);
   if (pinned_) cudaFreeHost(pinned_);
-  converted_.clear();
   derived_.clear();
   scratch_.clear();
   gemm_plans_.reset();
@@ -102,6 +101,8 @@ std::shared_ptr<const void> CudaContext::derived(const Tensor& w, int kind, size
                                                  const std::function<void(void*)>& fill, const char* what) {
   const std::shared_ptr<void>& owner = w.storage();
   if (!owner) {
+    // A borrowed view (an activation): its address may be reused, so nothing is cached; the result lives in the
+    // scratch buffer, valid for the op that asked (which must not call scratch() itself).
     void* p = scratch(bytes, what);
     fill(p);
     return std::shared_ptr<const void>(p, [](const void*) {});
@@ -109,37 +110,25 @@ std::shared_ptr<const void> CudaContext::derived(const Tensor& w, int kind, size
   const auto key = std::make_tuple(static_cast<const void*>(w.raw()), w.numel(), kind);
   auto it = derived_.find(key);
   if (it != derived_.end() && it->second.owner.lock() == owner) return it->second.data;
+  // Forget what was derived from tensors that are gone (a model freed while this context lives).
   for (auto e = derived_.begin(); e != derived_.end();)
     e = e->second.owner.expired() ? derived_.erase(e) : std::next(e);
   std::shared_ptr<void> data = allocator_->allocate_shared(bytes, what);
   fill(data.get());
-  derived_[key] = Converted{owner, data};
+  derived_[key] = Derived{owner, data};
   return data;
 }
 
 void* pinned_staging(CudaContext& ctx, size_t bytes) { return ctx.pinned(bytes); }
 
 std::shared_ptr<const void> CudaContext::converted(const Tensor& v, DType dtype) {
-  const std::shared_ptr<void>& owner = v.storage();
-  if (!owner) {
-    // A borrowed view (an activation): its address may be reused, so nothing is cached; the copy lives in the
-    // scratch buffer, valid for the op that asked (which must not call scratch() itself).
-    void* p = scratch(dtype_nbytes(dtype, v.numel()), "converted vector");
-    Tensor dst = Tensor::view(p, v.shape(), dtype, v.device(), nullptr, v.name());
-    cast(*this, v, dst);
-    return std::shared_ptr<const void>(p, [](const void*) {});
-  }
-  const auto key = std::make_tuple(static_cast<const void*>(v.raw()), v.numel(), dtype);
-  auto it = converted_.find(key);
-  if (it != converted_.end() && it->second.owner.lock() == owner) return it->second.data;
-  // Forget conversions whose source is gone (a model freed while this context lives).
-  for (auto e = converted_.begin(); e != converted_.end();)
-    e = e->second.owner.expired() ? converted_.erase(e) : std::next(e);
-  std::shared_ptr<void> data = allocator_->allocate_shared(dtype_nbytes(dtype, v.numel()), "converted weight vector");
-  Tensor dst = Tensor::view(data.get(), v.shape(), dtype, v.device(), nullptr, v.name());
-  cast(*this, v, dst);
-  converted_[key] = Converted{owner, data};
-  return data;
+  // Conversions share derived()'s cache under negative kinds (derived layouts use positive ones).
+  return derived(v, -1 - static_cast<int>(dtype), dtype_nbytes(dtype, v.numel()),
+                 [&](void* p) {
+                   Tensor dst = Tensor::view(p, v.shape(), dtype, v.device(), nullptr, v.name());
+                   cast(*this, v, dst);
+                 },
+                 "converted weight vector");
 }
 
 void CudaContext::make_current() const {

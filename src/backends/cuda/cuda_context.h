@@ -113,12 +113,11 @@ class CudaContext {
   bool capturing_ = false;
   void* pinned_ = nullptr;
   size_t pinned_size_ = 0;
-  struct Converted {
+  struct Derived {
     std::weak_ptr<void> owner;    // the source tensor's storage
-    std::shared_ptr<void> data;   // the converted copy
+    std::shared_ptr<void> data;   // what was derived from it
   };
-  std::map<std::tuple<const void*, int64_t, DType>, Converted> converted_;
-  std::map<std::tuple<const void*, int64_t, int>, Converted> derived_;
+  std::map<std::tuple<const void*, int64_t, int>, Derived> derived_;  // (source, numel, kind)
 };
 
 }  // namespace dacpp::cuda
