@@ -558,10 +558,16 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
   DACPP_THROW(ErrorCode::InvalidArgument, "conv2d (cuda): dtype ", dtype_name(x.dtype()), " is not supported");
 }
 
-// The untuned choice: the measured rules of session 3 (DA2 shapes on the H200), also used while a CUDA graph is
-// being captured (no timing possible then) and with DACPP_AUTOTUNE=0.
-ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, const ConvArgs& a) {
-  if (direct3x3_applies(x, a)) {
+// The untuned choice, also used while a CUDA graph is being captured (no timing possible then) and with
+// DACPP_AUTOTUNE=0: rules fitted to the tuner's times for the DA2 S/L head shapes on the H200 (session 5's tuning
+// log). im2col + cuBLASLt wins for wide convs on large maps whose im2col matrix fits unbanded (148² 256→256: 104 vs
+// 161 µs direct) and for many channels on the smallest maps (19² 1024→256: 49 vs 87 µs; 384→64: 23 vs 36 µs); the
+// direct kernel wins elsewhere (74² 512→256: 98 vs 113 µs; 296² 256→128: 278 vs 413 µs banded).
+ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const ConvArgs& a) {
+  const long long pixels = static_cast<long long>(a.oh) * a.ow;
+  const bool gemm_wins = col_bytes_per_image(a, x.dtype()) <= kMaxColBytes &&
+                         ((a.o >= 128 && a.k_total >= 2304 && pixels >= 16384) || (pixels <= 400 && a.c >= 384));
+  if (direct3x3_applies(x, a) && !gemm_wins) {
     const long long tiles_x = (a.w + conv3x3::kTW - 1) / conv3x3::kTW, sms = c.sm_count();
     const long long co64 = (a.o + 63) / 64, co32 = (a.o + 31) / 32;
     const long long rows16 = tiles_x * ((a.h + 15) / 16) * a.n, rows8 = tiles_x * ((a.h + 7) / 8) * a.n;
@@ -576,7 +582,7 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const Tensor& w, 
 // the choice once more, so y always holds the chosen algorithm's result.
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
-  const ConvAlgo fallback = heuristic_algo(c, x, w, a);
+  const ConvAlgo fallback = heuristic_algo(c, x, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
   if (direct3x3_applies(x, a))
