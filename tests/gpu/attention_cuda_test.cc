@@ -115,5 +115,30 @@ TEST_F(AttentionCudaLarge, RejectsMixedDtypesAndHugeHeadDim) {
   }
 }
 
+// attention_qkv on CUDA (the flash kernel reading q / k / v in place from the fused projection for bf16 / f16 and
+// D 32 / 64 / 128; the permute + general kernels otherwise) against the CPU op on the same rounded values.
+TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
+  if (IsSkipped()) return;
+  struct Case {
+    int64_t b, n, h, d;
+    DType dt;
+  };
+  for (const Case& c : {Case{1, 1370, 16, 64, DType::BF16}, Case{1, 1370, 6, 64, DType::F16},
+                        Case{2, 197, 4, 32, DType::BF16}, Case{1, 100, 2, 128, DType::F16},
+                        Case{1, 77, 3, 64, DType::F32}, Case{2, 50, 2, 48, DType::BF16}}) {
+    SCOPED_TRACE(std::to_string(c.b) + "x" + std::to_string(c.n) + " h" + std::to_string(c.h) + " d" +
+                 std::to_string(c.d) + " " + dtype_name(c.dt));
+    Tensor qkv = test::random_tensor({c.b, c.n, 3 * c.h * c.d}, 9, 1.f, "qkv");
+    Tensor qd = to_device(qkv, c.dt);
+    Tensor out = nan_output({c.b, c.n, c.h, c.d}, c.dt, "out");
+    const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+    ops::attention_qkv(ctx(), qd, c.h, scale, out);
+    ops::Context cpu(Device::cpu());
+    Tensor want = test::output_tensor({c.b, c.n, c.h, c.d});
+    ops::attention_qkv(cpu, qkv, c.h, scale, want);
+    expect_close(out, want, c.dt, "attention_qkv");
+  }
+}
+
 }  // namespace
 }  // namespace dacpp

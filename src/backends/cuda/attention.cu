@@ -1,5 +1,8 @@
 // attention on CUDA: out[b, n, h, :] = softmax(scale · q[b, h, n] · k[b, h]ᵀ) · v[b, h].
 //
+// attention_qkv reads q, k and v straight out of a fused qkv projection [B, N, 3·H·D] (row stride 3·H·D), saving the
+// permute copy that would split it into [3, B, H, N, D] first.
+//
 // flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 16·MT·WARPS query rows of one (b, h), each warp
 // MT m-tiles of 16 rows (variants 1×4 = 64 rows, 2×4 = 128 rows, 2×2 = 64 rows in 2 warps, and for few heads —
 // DA2-S has 6, i.e. 132 blocks of 64 rows at 1370 tokens, one per multiprocessor — 1×2 = 32 rows and 1×1 = 16
@@ -31,16 +34,23 @@ using namespace mma;
 
 constexpr int kBc = 64;  // keys per tile (tensor-core kernel)
 
-// Rows [row0, row0 + R) of a [rows, D] matrix into shared memory (row stride D + 8) by THREADS threads; rows
-// past `rows` are zeroed.
+// Where row n of head h of batch b lives (elements from the tensor's base): b·batch + h·head + n·row. q and k / v
+// differ only in the first two (nq vs nk rows per head in the [B, H, N, D] layout).
+struct Strides {
+  int64_t q_batch, q_head, kv_batch, kv_head;
+  int row;
+};
+
+// Rows [row0, row0 + R) of a [rows, D] matrix with row stride `stride` into shared memory (row stride D + 8) by
+// THREADS threads; rows past `rows` are zeroed.
 template <typename T, int D, int R, int THREADS>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int tid) {
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int stride, int tid) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
   for (int i = tid; i < R * kChunks; i += THREADS) {
     const int r = i / kChunks, c = (i % kChunks) * 8;
     T* d = dst + r * (D + 8) + c;
     if (row0 + r < rows) {
-      cp_async16(d, src + static_cast<int64_t>(row0 + r) * D + c);
+      cp_async16(d, src + static_cast<int64_t>(row0 + r) * stride + c);
     } else {
       *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
     }
@@ -84,7 +94,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
 template <typename T, int D, int MT, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32)
     flash_attention_tc(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
-                       int heads, int nq, int nk, float scale_log2) {
+                       int heads, int nq, int nk, float scale_log2, Strides st) {
   constexpr int kThreads = WARPS * 32, kRows = 16 * MT * WARPS;
   constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -94,13 +104,14 @@ __global__ void __launch_bounds__(WARPS * 32)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, mi = lane / 8, ri = lane % 8;
   const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
-  const T* qb = q + static_cast<int64_t>(bh) * nq * D;
-  const T* kb = k + static_cast<int64_t>(bh) * nk * D;
-  const T* vb = v + static_cast<int64_t>(bh) * nk * D;
+  const int b = bh / heads, h = bh % heads;
+  const T* qb = q + b * st.q_batch + h * st.q_head;
+  const T* kb = k + b * st.kv_batch + h * st.kv_head;
+  const T* vb = v + b * st.kv_batch + h * st.kv_head;
 
-  load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, tid);
-  load_tile<T, D, kBc, kThreads>(sk, kb, 0, nk, tid);
-  load_tile<T, D, kBc, kThreads>(sv, vb, 0, nk, tid);
+  load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, st.row, tid);
+  load_tile<T, D, kBc, kThreads>(sk, kb, 0, nk, st.row, tid);
+  load_tile<T, D, kBc, kThreads>(sv, vb, 0, nk, st.row, tid);
   cp_async_commit();
 
   uint32_t qf[MT][D / 16][4];
@@ -118,8 +129,8 @@ __global__ void __launch_bounds__(WARPS * 32)
   for (int j = 0; j < ntiles; ++j) {
     const int buf = j & 1;
     if (j + 1 < ntiles) {
-      load_tile<T, D, kBc, kThreads>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, tid);
-      load_tile<T, D, kBc, kThreads>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, tid);
+      load_tile<T, D, kBc, kThreads>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, st.row, tid);
+      load_tile<T, D, kBc, kThreads>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, st.row, tid);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -193,7 +204,6 @@ __global__ void __launch_bounds__(WARPS * 32)
     __syncthreads();  // every warp is done with buf before the next iteration refills it
   }
 
-  const int b = bh / heads, h = bh % heads;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -308,17 +318,32 @@ void set_smem(const void* kernel, size_t bytes, const char* name) {
                      "attention: shared memory opt-in of ", bytes, " bytes for kernel ", name);
 }
 
+// The tensor-core kernel's operands: q / k / v base pointers and where their rows live, the output, the dtype.
+struct TcArgs {
+  const void *q, *k, *v;
+  void* out;
+  Strides st;
+  DType dtype;
+  bool packed;  // q, k, v are column blocks of one fused qkv projection (attention_qkv)
+};
+
+// q [B, H, nq, D], k / v [B, H, nk, D], each contiguous.
+TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, const Dims& g) {
+  const int64_t d = g.d;
+  return {q.raw(), k.raw(), v.raw(), out.raw(),
+          Strides{g.h * g.nq * d, g.nq * d, g.h * g.nk * d, g.nk * d, g.d}, q.dtype(), false};
+}
+
 template <typename T, int D, int MT, int WARPS>
-void launch_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-               const Dims& g) {
+void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g) {
   constexpr int kRows = 16 * MT * WARPS;
   const auto kernel = flash_attention_tc<T, D, MT, WARPS>;
   const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
   const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
-  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
-                                         static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
-                                         g.nk, scale * 1.4426950408889634f);
+  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                         static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                         scale * 1.4426950408889634f, a.st);
   DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
 }
 
@@ -359,73 +384,74 @@ const char* variant_name(TcVariant v) {
   return "?";
 }
 
-bool tc_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Dims& g) {
-  if (q.dtype() == DType::F32 || (g.d != 32 && g.d != 64 && g.d != 128)) return false;
-  for (const Tensor* t : {&q, &k, &v, &out})
-    if (reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0) return false;
+// The tensor-core kernel takes bf16 / f16 with D in {32, 64, 128}, 16-byte aligned bases and row strides.
+bool tc_applies(const TcArgs& a, const Dims& g) {
+  if (a.dtype == DType::F32 || (g.d != 32 && g.d != 64 && g.d != 128) || (a.st.row * 2) % 16 != 0) return false;
+  for (const void* p : {a.q, a.k, a.v, static_cast<const void*>(a.out)})
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
 }
 
 template <typename T, int D>
-void launch_variant(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                    const Dims& g, TcVariant var) {
+void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcVariant var) {
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
-    if (var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, q, k, v, scale, out, g);
-    if (var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, q, k, v, scale, out, g);
+    if (var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g);
+    if (var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, a, scale, g);
   }
-  if (var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, q, k, v, scale, out, g);
-  if (var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, q, k, v, scale, out, g);
-  launch_tc<T, D, 1, 4>(st, q, k, v, scale, out, g);
+  if (var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, a, scale, g);
+  if (var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, a, scale, g);
+  launch_tc<T, D, 1, 4>(st, a, scale, g);
 }
 
 template <typename T>
-void run_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-            const Dims& g, TcVariant var) {
-  if (g.d == 64) return launch_variant<T, 64>(st, q, k, v, scale, out, g, var);
-  if (g.d == 32) return launch_variant<T, 32>(st, q, k, v, scale, out, g, var);
-  launch_variant<T, 128>(st, q, k, v, scale, out, g, var);
+void run_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcVariant var) {
+  if (g.d == 64) return launch_variant<T, 64>(st, a, scale, g, var);
+  if (g.d == 32) return launch_variant<T, 32>(st, a, scale, g, var);
+  launch_variant<T, 128>(st, a, scale, g, var);
 }
 
-void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                const Dims& g, TcVariant var) {
-  if (q.dtype() == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), q, k, v, scale, out, g, var);
-  run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
+void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcVariant var) {
+  if (a.dtype == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), a, scale, g, var);
+  run_tc<__half>(c.stream(), a, scale, g, var);
 }
 
 // The variant for this shape: tuned on first use (tuned_choice), the 64-row / 4-warp kernel when tuning cannot run;
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill).
-TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                         const Dims& g) {
+TcVariant choose_variant(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
   constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M1W2, TcVariant::M1W1, TcVariant::M2W4,
                                      TcVariant::M2W2};
   const int count = g.d > 64 ? 3 : 5;
   const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
-                                  dtype_name(q.dtype()));
+                                  dtype_name(a.dtype), a.packed ? ",packed" : "");
   return kVariants[tuned_choice(
       c, key, count, 0,
       [&](int i) {
-        run_tc_any(c, q, k, v, scale, out, g, kVariants[i]);
+        run_tc_any(c, a, scale, g, kVariants[i]);
         return true;
       },
       3, [&](int i) { return std::string(variant_name(kVariants[i])); })];
 }
 
+void check_grid(const Dims& g, const char* what, const Shape& shape) {
+  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, what, " (cuda): head dim D = ", g.d, " is not supported (D <= 256)");
+  DACPP_CHECK(g.nq < (1 << 30) && g.nk < (1 << 30) && int64_t{g.b} * g.h <= 65535, ErrorCode::Unsupported, what,
+              " (cuda): shape ", shape_str(shape), " exceeds the kernel's grid limits (B·H <= 65535)");
+}
+
 }  // namespace
 
 void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
-  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
-               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
   if (out.numel() == 0) return;
-  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, "attention (cuda): head dim D = ", g.d,
-              " is not supported (D <= 256)");
-  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) &&
-                  q.dim(0) * q.dim(1) <= 65535,
+  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) && q.dim(0) * q.dim(1) <= 65535,
               ErrorCode::Unsupported, "attention (cuda): shape q ", shape_str(q.shape()), " k ",
               shape_str(k.shape()), " exceeds the kernel's grid limits (B·H <= 65535)");
+  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
+               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+  check_grid(g, "attention", q.shape());
   c.make_current();
   const cudaStream_t st = c.stream();
-  if (tc_applies(q, k, v, out, g))
-    return run_tc_any(c, q, k, v, scale, out, g, choose_variant(c, q, k, v, scale, out, g));
+  const TcArgs a = separate_args(q, k, v, out, g);
+  if (tc_applies(a, g)) return run_tc_any(c, a, scale, g, choose_variant(c, a, scale, g));
   switch (q.dtype()) {
     case DType::BF16:
       return dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
@@ -439,20 +465,44 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
   DACPP_THROW(ErrorCode::InvalidArgument, "attention (cuda): dtype ", dtype_name(q.dtype()), " is not supported");
 }
 
+void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
+  if (out.numel() == 0) return;
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
+  DACPP_CHECK(n < (int64_t{1} << 30) && b * heads <= 65535, ErrorCode::Unsupported, "attention_qkv (cuda): shape ",
+              shape_str(qkv.shape()), " with ", heads, " heads exceeds the kernel's grid limits (B·H <= 65535)");
+  const Dims g{static_cast<int>(b), static_cast<int>(heads), static_cast<int>(n), static_cast<int>(n),
+               static_cast<int>(d)};
+  check_grid(g, "attention_qkv", qkv.shape());
+  c.make_current();
+  const auto* base = static_cast<const char*>(qkv.raw());
+  const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
+  const TcArgs a{base, base + block, base + 2 * block, out.raw(), Strides{n * 3 * hd, d, n * 3 * hd, d,
+                 static_cast<int>(3 * hd)}, qkv.dtype(), true};
+  if (tc_applies(a, g)) return run_tc_any(c, a, scale, g, choose_variant(c, a, scale, g));
+  // Other dtypes and head dims: the heads permuted into scratch, then the general kernels.
+  Tensor split = Tensor::view(c.scratch(qkv.nbytes(), "attention_qkv heads"), {3, b, heads, n, d}, qkv.dtype(),
+                              qkv.device(), nullptr, "attention_qkv heads");
+  permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);
+  const Shape hs{b, heads, n, d};
+  attention(c, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs), scale,
+            out);
+}
+
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                        int m_tiles, int warps) {
   const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
                static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
   const bool known = (m_tiles == 1 && (warps == 4 || warps == 2 || warps == 1)) ||
                      (m_tiles == 2 && (warps == 4 || warps == 2));
-  DACPP_CHECK(tc_applies(q, k, v, out, g) && known && (m_tiles == 1 || g.d <= 64),
+  const TcArgs a = separate_args(q, k, v, out, g);
+  DACPP_CHECK(tc_applies(a, g) && known && (m_tiles == 1 || g.d <= 64),
               ErrorCode::InvalidArgument, "attention_variant (cuda): q ", shape_str(q.shape()), " variant ", m_tiles,
               "x", warps, " not supported");
   if (out.numel() == 0) return;
   c.make_current();
   const TcVariant var = m_tiles == 2 ? (warps == 4 ? TcVariant::M2W4 : TcVariant::M2W2)
                                      : warps == 4 ? TcVariant::M1W4 : warps == 2 ? TcVariant::M1W2 : TcVariant::M1W1;
-  run_tc_any(c, q, k, v, scale, out, g, var);
+  run_tc_any(c, a, scale, g, var);
 }
 
 std::vector<KernelInfo> attention_kernels() {
