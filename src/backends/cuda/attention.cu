@@ -329,9 +329,9 @@ struct TcArgs {
 
 // q [B, H, nq, D], k / v [B, H, nk, D], each contiguous.
 TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, const Dims& g) {
-  const int64_t d = g.d;
-  return {q.raw(), k.raw(), v.raw(), out.raw(),
-          Strides{g.h * g.nq * d, g.nq * d, g.h * g.nk * d, g.nk * d, g.d}, q.dtype(), false};
+  const int64_t h = g.h, nq = g.nq, nk = g.nk, d = g.d;
+  return {q.raw(), k.raw(), v.raw(), out.raw(), Strides{h * nq * d, nq * d, h * nk * d, nk * d, g.d}, q.dtype(),
+          false};
 }
 
 template <typename T, int D, int MT, int WARPS>
