@@ -25,10 +25,9 @@ void parallel_memcpy(const ThreadPool& pool, void* dst, const void* src, size_t 
   });
 }
 
-// Page-locked staging for a copy of `bytes` between `host` and the device, or nullptr (small, or none available).
-void* staging_for(ops::Context& ctx, const Tensor& host, size_t bytes) {
-  if (bytes < kStagedBytes || host.dtype() != DType::F32 || !host.device().is_cpu()) return nullptr;
-  return cuda::pinned_staging(ctx.cuda(), bytes);
+// Page-locked staging for a copy of `bytes` between the host and ctx's GPU, or nullptr (small, or none available).
+void* staging_for(ops::Context& ctx, size_t bytes) {
+  return bytes < kStagedBytes ? nullptr : cuda::pinned_staging(ctx.cuda(), bytes);
 }
 
 }  // namespace
@@ -41,7 +40,8 @@ HostArena make_runner_arena(ops::Context& ctx) {
 Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) {
   if (ctx.device().is_cpu()) return host;
   Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");
-  if (void* staging = staging_for(ctx, host, host.nbytes())) {
+  void* staging = host.dtype() == DType::F32 && host.device().is_cpu() ? staging_for(ctx, host.nbytes()) : nullptr;
+  if (staging) {
     parallel_memcpy(ctx.pool(), staging, host.raw(), host.nbytes());
     ops::copy(ctx, Tensor::view(staging, host.shape(), DType::F32, Device::cpu(), nullptr, host.name()), f32);
   } else {
@@ -54,18 +54,14 @@ Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) 
 }
 
 Tensor output_to_host(ops::Context& ctx, const Tensor& t) {
-  if (!t.defined() || t.device().is_cpu() || ctx.device().is_cpu()) return ops::to_host_f32(ctx, t);
-  Tensor host = Tensor::empty(t.shape(), DType::F32, t.name());
-  void* staging = staging_for(ctx, host, host.nbytes());
+  const bool on_gpu = t.defined() && !t.device().is_cpu() && !ctx.device().is_cpu();
+  const size_t bytes = on_gpu ? dtype_nbytes(DType::F32, t.numel()) : 0;
+  void* staging = on_gpu ? staging_for(ctx, bytes) : nullptr;
   if (!staging) return ops::to_host_f32(ctx, t);
-  Tensor dev = t;
-  if (t.dtype() != DType::F32) {
-    dev = ops::empty(ctx, t.shape(), DType::F32, t.name());
-    ops::cast(ctx, t, dev);
-  }
   Tensor view = Tensor::view(staging, t.shape(), DType::F32, Device::cpu(), nullptr, t.name());
-  ops::copy(ctx, dev, view);  // waits for the transfer
-  parallel_memcpy(ctx.pool(), host.raw(), staging, host.nbytes());
+  ops::copy(ctx, ops::to_dtype(ctx, t, DType::F32), view);  // waits for the transfer
+  Tensor host = Tensor::empty(t.shape(), DType::F32, t.name());
+  parallel_memcpy(ctx.pool(), host.raw(), staging, bytes);
   return host;
 }
 
