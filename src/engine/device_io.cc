@@ -41,10 +41,9 @@ void stage_input(const ThreadPool& pool, const Tensor& host, DType dtype, void* 
   });
 }
 
-// Page-locked staging for a copy of `bytes` between `host` and the device, or nullptr (small, or none available).
-void* staging_for(ops::Context& ctx, const Tensor& host, size_t bytes) {
-  if (bytes < kStagedBytes || host.dtype() != DType::F32 || !host.device().is_cpu()) return nullptr;
-  return cuda::pinned_staging(ctx.cuda(), bytes);
+// Page-locked staging for a copy of `bytes` between the host and ctx's GPU, or nullptr (small, or none available).
+void* staging_for(ops::Context& ctx, size_t bytes) {
+  return bytes < kStagedBytes ? nullptr : cuda::pinned_staging(ctx.cuda(), bytes);
 }
 
 }  // namespace
@@ -58,7 +57,8 @@ Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) 
   if (ctx.device().is_cpu()) return host;
   const DType act_dtype = ctx.act_dtype();
   const size_t act_bytes = dtype_nbytes(act_dtype, host.numel());
-  if (void* staging = staging_for(ctx, host, act_bytes)) {
+  void* staging = host.dtype() == DType::F32 && host.device().is_cpu() ? staging_for(ctx, act_bytes) : nullptr;
+  if (staging) {
     // A forward that failed midway may have left its upload queued: nothing may still read the buffer we refill.
     cuda::synchronize(ctx.cuda(), "before staging the forward's input");
     stage_input(ctx.pool(), host, act_dtype, staging);
@@ -75,18 +75,14 @@ Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) 
 }
 
 Tensor output_to_host(ops::Context& ctx, const Tensor& t) {
-  if (!t.defined() || t.device().is_cpu() || ctx.device().is_cpu()) return ops::to_host_f32(ctx, t);
-  Tensor host = Tensor::empty(t.shape(), DType::F32, t.name());
-  void* staging = staging_for(ctx, host, host.nbytes());
+  const bool on_gpu = t.defined() && !t.device().is_cpu() && !ctx.device().is_cpu();
+  const size_t bytes = on_gpu ? dtype_nbytes(DType::F32, t.numel()) : 0;
+  void* staging = on_gpu ? staging_for(ctx, bytes) : nullptr;
   if (!staging) return ops::to_host_f32(ctx, t);
-  Tensor dev = t;
-  if (t.dtype() != DType::F32) {
-    dev = ops::empty(ctx, t.shape(), DType::F32, t.name());
-    ops::cast(ctx, t, dev);
-  }
   Tensor view = Tensor::view(staging, t.shape(), DType::F32, Device::cpu(), nullptr, t.name());
-  ops::copy(ctx, dev, view);  // waits for the transfer
-  parallel_memcpy(ctx.pool(), host.raw(), staging, host.nbytes());
+  ops::copy(ctx, ops::to_dtype(ctx, t, DType::F32), view);  // waits for the transfer
+  Tensor host = Tensor::empty(t.shape(), DType::F32, t.name());
+  parallel_memcpy(ctx.pool(), host.raw(), staging, bytes);
   return host;
 }
 

@@ -505,37 +505,24 @@ void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const T
   run_tc_any(c, a, scale, g, var);
 }
 
+// Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, and for
+// D <= 64 two m-tiles with 4 / 2 warps.
+template <typename T, int D>
+void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
+  const auto add = [&](const void* kernel, int m_tiles, int warps) {
+    out.push_back({str_cat("flash_attention_tc<", type, ",", D, ",", m_tiles, "x", warps, ">"), kernel});
+  };
+  add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 1, 4>), 1, 4);
+  add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 1, 2>), 1, 2);
+  add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 1, 1>), 1, 1);
+  if constexpr (D <= 64) {
+    add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 2, 4>), 2, 4);
+    add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 2, 2>), 2, 2);
+  }
+}
+
 std::vector<KernelInfo> attention_kernels() {
-  return {
-      {"flash_attention_tc<bf16,64,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 4>)},
-      {"flash_attention_tc<bf16,64,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 2, 4>)},
-      {"flash_attention_tc<bf16,64,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 2, 2>)},
-      {"flash_attention_tc<bf16,32,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 4>)},
-      {"flash_attention_tc<bf16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 4>)},
-      {"flash_attention_tc<bf16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 2, 2>)},
-      {"flash_attention_tc<bf16,128,1x4>",
-       reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 4>)},
-      {"flash_attention_tc<f16,64,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 4>)},
-      {"flash_attention_tc<f16,64,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 4>)},
-      {"flash_attention_tc<f16,64,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 2, 2>)},
-      {"flash_attention_tc<f16,32,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 4>)},
-      {"flash_attention_tc<f16,32,2x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 4>)},
-      {"flash_attention_tc<f16,32,2x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 2, 2>)},
-      {"flash_attention_tc<f16,128,1x4>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 4>)},
-      {"flash_attention_tc<bf16,32,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 2>)},
-      {"flash_attention_tc<bf16,32,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 32, 1, 1>)},
-      {"flash_attention_tc<bf16,64,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 2>)},
-      {"flash_attention_tc<bf16,64,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 64, 1, 1>)},
-      {"flash_attention_tc<bf16,128,1x2>",
-       reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 2>)},
-      {"flash_attention_tc<bf16,128,1x1>",
-       reinterpret_cast<const void*>(&flash_attention_tc<__nv_bfloat16, 128, 1, 1>)},
-      {"flash_attention_tc<f16,32,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 2>)},
-      {"flash_attention_tc<f16,32,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 32, 1, 1>)},
-      {"flash_attention_tc<f16,64,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 2>)},
-      {"flash_attention_tc<f16,64,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 64, 1, 1>)},
-      {"flash_attention_tc<f16,128,1x2>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 2>)},
-      {"flash_attention_tc<f16,128,1x1>", reinterpret_cast<const void*>(&flash_attention_tc<__half, 128, 1, 1>)},
+  std::vector<KernelInfo> out = {
       {"attention_simt<f32,1>", reinterpret_cast<const void*>(&attention_simt<float, 1>)},
       {"attention_simt<f32,2>", reinterpret_cast<const void*>(&attention_simt<float, 2>)},
       {"attention_simt<f32,4>", reinterpret_cast<const void*>(&attention_simt<float, 4>)},
@@ -543,6 +530,13 @@ std::vector<KernelInfo> attention_kernels() {
       {"attention_simt<bf16,2>", reinterpret_cast<const void*>(&attention_simt<__nv_bfloat16, 2>)},
       {"attention_simt<f16,2>", reinterpret_cast<const void*>(&attention_simt<__half, 2>)},
   };
+  add_tc_variants<__nv_bfloat16, 32>(out, "bf16");
+  add_tc_variants<__nv_bfloat16, 64>(out, "bf16");
+  add_tc_variants<__nv_bfloat16, 128>(out, "bf16");
+  add_tc_variants<__half, 32>(out, "f16");
+  add_tc_variants<__half, 64>(out, "f16");
+  add_tc_variants<__half, 128>(out, "f16");
+  return out;
 }
 
 }  // namespace dacpp::cuda

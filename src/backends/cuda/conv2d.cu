@@ -301,6 +301,20 @@ template <> struct VecOf<8> { using type = uint2; };
 template <> struct VecOf<4> { using type = unsigned; };
 template <> struct VecOf<2> { using type = unsigned short; };
 
+// Calls run(std::integral_constant<int, V>{}) with the widest V of {16 / sizeof(T), 4, 2, 1} elements that divides
+// `count` while `p` is 16-byte aligned (V = 1 otherwise): kernels then move V elements per access, and every run of
+// V starts aligned when their rows are `count` long.
+template <typename T, typename Run>
+void with_vector_width(long long count, const void* p, Run&& run) {
+  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
+  const bool aligned = reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  if (aligned && count % kMax == 0) return run(std::integral_constant<int, kMax>{});
+  if constexpr (kMax > 4)
+    if (aligned && count % 4 == 0) return run(std::integral_constant<int, 4>{});
+  if (aligned && count % 2 == 0) return run(std::integral_constant<int, 2>{});
+  run(std::integral_constant<int, 1>{});
+}
+
 // A piece of X̂: images [n0, n0 + nb), output rows [oy0, oy0 + rows), stored col[(image - n0)·K + k][band_p] with
 // band_p = rows·ow. Each thread writes V consecutive pixels of one row of X̂ (one 16/8/4/2-byte store; V divides
 // band_p, so every row of col starts aligned) and walks the rows of col by gridDim.y: its pixels' (oy, ox) are
@@ -375,20 +389,12 @@ __global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, in
 
 template <typename T>
 void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long long plane) {
-  const auto run = [&](auto vec) {
+  with_vector_width<T>(plane, y, [&](auto vec) {
     constexpr int V = decltype(vec)::value;
     const dim3 grid(static_cast<unsigned>(std::min<long long>((plane / V + 255) / 256, 1 << 20)),
                     static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
     channel_bias_act_kernel<T, V><<<grid, 256, 0, c.stream()>>>(y, bias, a.n, a.o, plane, a.relu);
-  };
-  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
-  const bool aligned = reinterpret_cast<uintptr_t>(y) % 16 == 0;
-  if (aligned && plane % kMax == 0)
-    run(std::integral_constant<int, kMax>{});
-  else if (aligned && plane % 4 == 0 && kMax > 4)
-    run(std::integral_constant<int, 4>{});
-  else
-    run(std::integral_constant<int, 1>{});
+  });
   DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
 }
 
@@ -410,24 +416,14 @@ template <typename T>
 void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows) {
   const int band_p = rows * a.ow;
   const int kn = nb * a.k_total;
-  const auto run = [&](auto vec) {
+  with_vector_width<T>(band_p, col, [&](auto vec) {
     constexpr int V = decltype(vec)::value;
     const int gx = (band_p / V + 255) / 256;
     // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
     im2col_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
         x, col, a, n0, nb, oy0, rows);
-  };
-  const bool aligned = reinterpret_cast<uintptr_t>(col) % 16 == 0;
-  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
-  if (aligned && band_p % kMax == 0)
-    run(std::integral_constant<int, kMax>{});
-  else if (aligned && band_p % 4 == 0)
-    run(std::integral_constant<int, 4>{});
-  else if (aligned && band_p % 2 == 0)
-    run(std::integral_constant<int, 2>{});
-  else
-    run(std::integral_constant<int, 1>{});
+  });
   DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
 
@@ -654,32 +650,22 @@ void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
 
 size_t conv2d_tuned_count(const CudaContext& c) { return c.tuned_count(); }
 
+// Every vector width with_vector_width can pick for T: the im2col and bias+ReLU kernels at that width.
+template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
+void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
+  out.push_back({str_cat("conv2d_im2col<", type, ",", V, ">"), reinterpret_cast<const void*>(&im2col_kernel<T, V>)});
+  out.push_back({str_cat("conv2d_bias_act<", type, ",", V, ">"),
+                 reinterpret_cast<const void*>(&channel_bias_act_kernel<T, V>)});
+  if constexpr (V > 1) add_width_variants<T, (V > 4 ? 4 : V / 2)>(out, type);
+}
+
 std::vector<KernelInfo> conv2d_kernels() {
-  return {
+  std::vector<KernelInfo> out = {
       {"conv2d_tc<bf16,64>", reinterpret_cast<const void*>(&conv2d_tc<__nv_bfloat16, 2>)},
       {"conv2d_tc<bf16,32>", reinterpret_cast<const void*>(&conv2d_tc<__nv_bfloat16, 1>)},
       {"conv2d_tc<f16,64>", reinterpret_cast<const void*>(&conv2d_tc<__half, 2>)},
       {"conv2d_tc<f16,32>", reinterpret_cast<const void*>(&conv2d_tc<__half, 1>)},
       {"conv2d_simt<f32>", reinterpret_cast<const void*>(&conv2d_simt<float>)},
-      {"conv2d_im2col<f32,4>", reinterpret_cast<const void*>(&im2col_kernel<float, 4>)},
-      {"conv2d_im2col<f32,2>", reinterpret_cast<const void*>(&im2col_kernel<float, 2>)},
-      {"conv2d_im2col<f32,1>", reinterpret_cast<const void*>(&im2col_kernel<float, 1>)},
-      {"conv2d_im2col<bf16,8>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 8>)},
-      {"conv2d_im2col<bf16,4>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 4>)},
-      {"conv2d_im2col<bf16,2>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 2>)},
-      {"conv2d_im2col<bf16,1>", reinterpret_cast<const void*>(&im2col_kernel<__nv_bfloat16, 1>)},
-      {"conv2d_im2col<f16,8>", reinterpret_cast<const void*>(&im2col_kernel<__half, 8>)},
-      {"conv2d_im2col<f16,4>", reinterpret_cast<const void*>(&im2col_kernel<__half, 4>)},
-      {"conv2d_im2col<f16,2>", reinterpret_cast<const void*>(&im2col_kernel<__half, 2>)},
-      {"conv2d_im2col<f16,1>", reinterpret_cast<const void*>(&im2col_kernel<__half, 1>)},
-      {"conv2d_bias_act<f32,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float, 4>)},
-      {"conv2d_bias_act<f32,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<float, 1>)},
-      {"conv2d_bias_act<bf16,8>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 8>)},
-      {"conv2d_bias_act<bf16,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 4>)},
-      {"conv2d_bias_act<bf16,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__nv_bfloat16, 1>)},
-      {"conv2d_bias_act<f16,8>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 8>)},
-      {"conv2d_bias_act<f16,4>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 4>)},
-      {"conv2d_bias_act<f16,1>", reinterpret_cast<const void*>(&channel_bias_act_kernel<__half, 1>)},
       {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16>)},
       {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8>)},
       {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16>)},
@@ -691,6 +677,10 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
       {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
   };
+  add_width_variants<float>(out, "f32");
+  add_width_variants<__nv_bfloat16>(out, "bf16");
+  add_width_variants<__half>(out, "f16");
+  return out;
 }
 
 }  // namespace dacpp::cuda
