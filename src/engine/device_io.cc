@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "backends/cuda/cuda_ops.h"
-#include "formats/half.h"
 #include "ops/copy.h"
 #include "ops/transfer.h"
 
@@ -15,9 +14,11 @@ namespace {
 // this large: the host side is a memcpy spread over the context's threads, the transfer a DMA at PCIe speed. A
 // pageable cudaMemcpy stages through the driver's buffers behind one thread's memcpy: on the H200 machine the
 // input and depth copies of a 518² forward took ~0.55 ms that way (bench: median_ms - graph_replay_ms).
-// The input is converted to the activation dtype while it is staged (half the bytes to move for bf16 / f16; the
-// same round-to-nearest-even as the device cast) and its upload is not waited for: the forward's kernels follow
-// it on the stream, and the output copy at the end waits for everything.
+// The input's upload is not waited for: the forward's kernels (first the cast to the activation dtype) follow it on
+// the stream, and the output copy at the end waits for everything. The host-side copies use 1 MiB per thread, so a
+// 518² input takes four threads: converting it to bf16 on the host instead (half the bytes to upload) spread over
+// every pool thread cost 1.1-5 ms more per forward on the H200 machine than this memcpy (same command, A/B), most
+// likely the many briefly woken OpenMP threads competing with the thread that then waits for the GPU.
 constexpr size_t kStagedBytes = size_t{256} << 10;
 
 void parallel_memcpy(const ThreadPool& pool, void* dst, const void* src, size_t bytes) {
@@ -26,18 +27,6 @@ void parallel_memcpy(const ThreadPool& pool, void* dst, const void* src, size_t 
   pool.parallel_for(pieces, 1, [&](int64_t b, int64_t e) {
     const size_t lo = static_cast<size_t>(b) * kPiece, hi = std::min(bytes, static_cast<size_t>(e) * kPiece);
     std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
-  });
-}
-
-// staging = host's f32 values in `dtype` (f32, bf16 or f16), converted by the pool's threads.
-void stage_input(const ThreadPool& pool, const Tensor& host, DType dtype, void* staging) {
-  const auto* src = static_cast<const float*>(host.raw());
-  const int64_t n = host.numel();
-  if (dtype == DType::F32) return parallel_memcpy(pool, staging, src, static_cast<size_t>(n) * sizeof(float));
-  uint16_t (*to16)(float) = dtype == DType::BF16 ? f32_to_bf16 : f32_to_f16;
-  auto* dst = static_cast<uint16_t*>(staging);
-  pool.parallel_for(n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dst[i] = to16(src[i]);
   });
 }
 
@@ -55,19 +44,16 @@ HostArena make_runner_arena(ops::Context& ctx) {
 
 Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) {
   if (ctx.device().is_cpu()) return host;
-  const DType act_dtype = ctx.act_dtype();
-  const size_t act_bytes = dtype_nbytes(act_dtype, host.numel());
-  void* staging = host.dtype() == DType::F32 && host.device().is_cpu() ? staging_for(ctx, act_bytes) : nullptr;
+  Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");
+  void* staging = host.dtype() == DType::F32 && host.device().is_cpu() ? staging_for(ctx, host.nbytes()) : nullptr;
   if (staging) {
     // A forward that failed midway may have left its upload queued: nothing may still read the buffer we refill.
     cuda::synchronize(ctx.cuda(), "before staging the forward's input");
-    stage_input(ctx.pool(), host, act_dtype, staging);
-    Tensor dev = arena.alloc(host.shape(), act_dtype, "input");
-    cuda::upload_async(ctx.cuda(), staging, dev.raw(), act_bytes, "the forward's input");
-    return dev;
+    parallel_memcpy(ctx.pool(), staging, host.raw(), host.nbytes());
+    cuda::upload_async(ctx.cuda(), staging, f32.raw(), host.nbytes(), "the forward's input");
+  } else {
+    ops::copy(ctx, host, f32);
   }
-  Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");
-  ops::copy(ctx, host, f32);
   if (ctx.act_dtype() == DType::F32) return f32;
   Tensor act = arena.alloc(host.shape(), ctx.act_dtype(), "input");
   ops::cast(ctx, f32, act);

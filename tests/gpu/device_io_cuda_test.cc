@@ -48,11 +48,10 @@ TEST(CudaDeviceIo, StagedInputAndOutputMatchCpu) {
   EXPECT_NE(got_x.depth.raw(), got_y.depth.raw());
 }
 
-// bf16 runs stage the input already converted (host round-to-nearest-even, as the device cast does) and do not wait
-// for its upload: the graphed runner (upload, replay, readback on one stream) must equal an eager runner bit for bit,
-// and stay near the CPU (5e-2: a tiny random model in bf16; a mis-staged input — wrong bits or a copy not yet
-// landed — is off by O(1)).
-TEST(CudaDeviceIo, StagedBf16InputGraphedEqualsEagerAndCpu) {
+// A bf16 runner does not wait for the input's upload (the device cast and the forward follow it on the stream): the
+// graphed runner (upload, replay, readback on one stream) must equal an eager runner bit for bit, and stay near the
+// CPU (5e-2: a tiny random model in bf16; a mis-staged input — wrong bits or a copy not yet landed — is off by O(1)).
+TEST(CudaDeviceIo, UnwaitedBf16InputGraphedEqualsEagerAndCpu) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   const char* path = "tests/fixtures/tiny-da2.gguf";
   LoadOptions lo;
