@@ -14,6 +14,11 @@ namespace {
 // this large: the host side is a memcpy spread over the context's threads, the transfer a DMA at PCIe speed. A
 // pageable cudaMemcpy stages through the driver's buffers behind one thread's memcpy: on the H200 machine the
 // input and depth copies of a 518² forward took ~0.55 ms that way (bench: median_ms - graph_replay_ms).
+// The input's upload is not waited for: the forward's kernels (first the cast to the activation dtype) follow it on
+// the stream, and the output copy at the end waits for everything. The host-side copies use 1 MiB per thread, so a
+// 518² input takes four threads: converting it to bf16 on the host instead (half the bytes to upload) spread over
+// every pool thread cost 1.1-5 ms more per forward on the H200 machine than this memcpy (same command, A/B), most
+// likely the many briefly woken OpenMP threads competing with the thread that then waits for the GPU.
 constexpr size_t kStagedBytes = size_t{256} << 10;
 
 void parallel_memcpy(const ThreadPool& pool, void* dst, const void* src, size_t bytes) {
@@ -42,8 +47,10 @@ Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) 
   Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");
   void* staging = host.dtype() == DType::F32 && host.device().is_cpu() ? staging_for(ctx, host.nbytes()) : nullptr;
   if (staging) {
+    // A forward that failed midway may have left its upload queued: nothing may still read the buffer we refill.
+    cuda::synchronize(ctx.cuda(), "before staging the forward's input");
     parallel_memcpy(ctx.pool(), staging, host.raw(), host.nbytes());
-    ops::copy(ctx, Tensor::view(staging, host.shape(), DType::F32, Device::cpu(), nullptr, host.name()), f32);
+    cuda::upload_async(ctx.cuda(), staging, f32.raw(), host.nbytes(), "the forward's input");
   } else {
     ops::copy(ctx, host, f32);
   }

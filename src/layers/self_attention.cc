@@ -29,6 +29,13 @@ Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, con
   Tensor y = ex.alloc({b, n, dim_}, "attn.out");
   ArenaScope scope(ex.arena);
   Tensor qkv = qkv_.forward(ex, x);
+  Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
+  if (!q_norm_ && rope == nullptr) {  // nothing to apply per head: attend straight from the fused projection
+    ops::attention_qkv(ex.ctx, qkv, heads_, scale, o);
+    proj_.forward_into(ex, o.reshape({b, n, dim_}), y);
+    return y;
+  }
   Tensor heads = ex.alloc({3, b, heads_, n, head_dim_}, "attn.qkv_heads");
   ops::permute(ex.ctx, qkv.reshape({b, n, 3, heads_, head_dim_}), {2, 0, 3, 1, 4}, heads);
   const Shape hs = {b, heads_, n, head_dim_};
@@ -44,8 +51,6 @@ Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, con
     rope->apply(ex, q, *positions);
     rope->apply(ex, k, *positions);
   }
-  Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
   ops::attention(ex.ctx, q, k, v, scale, o);
   proj_.forward_into(ex, o.reshape({b, n, dim_}), y);
   return y;

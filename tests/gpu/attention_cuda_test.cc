@@ -39,14 +39,19 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   ops::attention(cpu, q, k, v, scale, want);
   expect_close(out, want, c.dt, "attention");
 
-  // Every tensor-core variant, whatever the per-shape choice: m-tiles per warp × warps.
+  // Every tensor-core variant, whatever the per-shape choice: m-tiles per warp × warps × key splits (1..4; a
+  // split count above the number of 64-key tiles falls back to fewer).
   const bool tc = c.dt != DType::F32 && (c.d == 32 || c.d == 64 || c.d == 128);
   if (!tc) return;
   for (auto [mt, warps] : {std::pair{1, 4}, std::pair{1, 2}, std::pair{1, 1}, std::pair{2, 4}, std::pair{2, 2}}) {
     if (mt == 2 && c.d > 64) continue;
-    Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_variant");
-    cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o2, mt, warps);
-    expect_close(o2, want, c.dt, "attention variant " + std::to_string(mt) + "x" + std::to_string(warps));
+    for (int splits = 1; splits <= 4; ++splits) {
+      Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_variant");
+      cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o2, mt, warps, splits);
+      expect_close(o2, want, c.dt,
+                   "attention variant " + std::to_string(mt) + "x" + std::to_string(warps) + " /" +
+                       std::to_string(splits));
+    }
   }
 }
 
@@ -113,6 +118,67 @@ TEST_F(AttentionCudaLarge, RejectsMixedDtypesAndHugeHeadDim) {
     EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
     EXPECT_NE(std::string(e.what()).find("320"), std::string::npos) << e.what();
   }
+}
+
+// The flash kernel's softmax needs a positive scale; any other scale is the general kernel's, with the same result.
+TEST_F(AttentionCudaLarge, NonPositiveScaleMatchesCpu) {
+  if (IsSkipped()) return;
+  Tensor q = test::random_tensor({1, 2, 70, 64}, 4), k = test::random_tensor({1, 2, 90, 64}, 5),
+         v = test::random_tensor({1, 2, 90, 64}, 6);
+  Tensor qd = to_device(q, DType::BF16), kd = to_device(k, DType::BF16), vd = to_device(v, DType::BF16);
+  ops::Context cpu(Device::cpu());
+  for (float scale : {-0.125f, 0.f}) {
+    Tensor out = nan_output({1, 70, 2, 64}, DType::BF16, "out");
+    ops::attention(ctx(), qd, kd, vd, scale, out);
+    Tensor want = test::output_tensor({1, 70, 2, 64});
+    ops::attention(cpu, q, k, v, scale, want);
+    expect_close(out, want, DType::BF16, "attention scale " + std::to_string(scale));
+  }
+}
+
+// attention_qkv on CUDA (the flash kernel reading q / k / v in place from the fused projection for bf16 / f16 and
+// D 32 / 64 / 128; the permute + general kernels otherwise) against the CPU op on the same rounded values.
+TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
+  if (IsSkipped()) return;
+  struct Case {
+    int64_t b, n, h, d;
+    DType dt;
+  };
+  for (const Case& c : {Case{1, 1370, 16, 64, DType::BF16}, Case{1, 1370, 6, 64, DType::F16},
+                        Case{2, 197, 4, 32, DType::BF16}, Case{1, 100, 2, 128, DType::F16},
+                        Case{1, 77, 3, 64, DType::F32}, Case{2, 50, 2, 48, DType::BF16}}) {
+    SCOPED_TRACE(std::to_string(c.b) + "x" + std::to_string(c.n) + " h" + std::to_string(c.h) + " d" +
+                 std::to_string(c.d) + " " + dtype_name(c.dt));
+    Tensor qkv = test::random_tensor({c.b, c.n, 3 * c.h * c.d}, 9, 1.f, "qkv");
+    Tensor qd = to_device(qkv, c.dt);
+    Tensor out = nan_output({c.b, c.n, c.h, c.d}, c.dt, "out");
+    const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+    ops::attention_qkv(ctx(), qd, c.h, scale, out);
+    ops::Context cpu(Device::cpu());
+    Tensor want = test::output_tensor({c.b, c.n, c.h, c.d});
+    ops::attention_qkv(cpu, qkv, c.h, scale, want);
+    expect_close(out, want, c.dt, "attention_qkv");
+  }
+}
+
+// A qkv projection starting 2 bytes past a 16-byte boundary: the flash kernel cannot read it in place, so the heads
+// are permuted into scratch and the flash kernel runs on them, its split-KV partial results placed after them in the
+// same scratch (a second scratch() call would have replaced the heads).
+TEST_F(AttentionCudaLarge, AttentionQkvUnalignedUsesPermutedHeads) {
+  if (IsSkipped()) return;
+  const int64_t n = 1370, h = 6, d = 64, cols = 3 * h * d;
+  Tensor host = test::random_tensor({n * cols + 8}, 11, 1.f, "qkv+pad");
+  Tensor dev = to_device(host, DType::BF16);
+  Tensor qkv_dev = Tensor::view(static_cast<char*>(dev.raw()) + 2, {1, n, cols}, DType::BF16, dev.device(),
+                                dev.storage(), "qkv+2 bytes");
+  Tensor qkv_host = Tensor::view(static_cast<float*>(host.raw()) + 1, {1, n, cols}, DType::F32, Device::cpu(),
+                                 host.storage(), "qkv+1");
+  Tensor out = nan_output({1, n, h, d}, DType::BF16, "out");
+  ops::attention_qkv(ctx(), qkv_dev, h, 0.125f, out);
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({1, n, h, d});
+  ops::attention_qkv(cpu, qkv_host, h, 0.125f, want);
+  expect_close(out, want, DType::BF16, "attention_qkv unaligned");
 }
 
 }  // namespace

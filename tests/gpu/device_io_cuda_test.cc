@@ -48,6 +48,34 @@ TEST(CudaDeviceIo, StagedInputAndOutputMatchCpu) {
   EXPECT_NE(got_x.depth.raw(), got_y.depth.raw());
 }
 
+// A bf16 runner does not wait for the input's upload (the device cast and the forward follow it on the stream): the
+// graphed runner (upload, replay, readback on one stream) must equal an eager runner bit for bit, and stay near the
+// CPU (5e-2: a tiny random model in bf16; a mis-staged input — wrong bits or a copy not yet landed — is off by O(1)).
+TEST(CudaDeviceIo, UnwaitedBf16InputGraphedEqualsEagerAndCpu) {
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const char* path = "tests/fixtures/tiny-da2.gguf";
+  LoadOptions lo;
+  lo.device = Device::cuda(0);
+  lo.precision = DType::BF16;
+  const auto model = Model::load(path, lo);
+  RunnerOptions eager_options;
+  eager_options.cuda_graphs = false;
+  Runner graphed(model), eager(model, eager_options);
+  Runner cpu(Model::load(path, LoadOptions{}));
+  const Tensor x = gputest::random_input(518, 518, 7);
+  const ForwardResult want = cpu.forward(x);
+  const ForwardResult ref = eager.forward(x);
+  EXPECT_LT(relative_l2(ref.depth, want.depth), 5e-2);
+  for (int i = 0; i < 3; ++i) {
+    const ForwardResult got = graphed.forward(x);
+    ASSERT_EQ(got.depth.shape(), ref.depth.shape());
+    EXPECT_EQ(std::vector<float>(got.depth.data<float>(), got.depth.data<float>() + got.depth.numel()),
+              std::vector<float>(ref.depth.data<float>(), ref.depth.data<float>() + ref.depth.numel()))
+        << "run " << i;
+  }
+  EXPECT_EQ(graphed.captured_graphs(), 1u);
+}
+
 TEST(CudaDeviceIo, GraphReplayTimeIsReportedForACapturedForward) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   LoadOptions lo;

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
 
 #include "backends/cpu/cpu_context.h"
 #include "ops/op_test_util.h"
+#include "ops/permute.h"
 #include "reference/reference.h"
 
 namespace dacpp {
@@ -68,6 +73,41 @@ TEST(AttentionErrorTest, HeadDimMismatchNamed) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(e.message().find("blk.k"), std::string::npos) << e.message();
+  }
+}
+
+// attention_qkv on a fused projection [B, N, 3·H·D] is attention() on its split heads, bit for bit.
+TEST(AttentionQkvTest, EqualsAttentionOnTheSplitHeads) {
+  for (auto [b, n, h, d] : {std::array<int64_t, 4>{1, 37, 6, 64}, {2, 5, 3, 16}, {1, 1, 1, 8}}) {
+    SCOPED_TRACE(std::to_string(b) + "x" + std::to_string(n) + " h" + std::to_string(h) + " d" + std::to_string(d));
+    ops::Context ctx;
+    Tensor qkv = test::random_tensor({b, n, 3 * h * d}, 7, 1.f, "qkv");
+    Tensor split = test::output_tensor({3, b, h, n, d});
+    ops::permute(ctx, qkv.reshape({b, n, 3, h, d}), {2, 0, 3, 1, 4}, split);
+    const Shape hs{b, h, n, d};
+    Tensor want = test::output_tensor({b, n, h, d}), got = test::output_tensor({b, n, h, d});
+    const float scale = 1.f / std::sqrt(static_cast<float>(d));
+    ops::attention(ctx, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs),
+                   split.slice0(2, 3).reshape(hs), scale, want);
+    ops::attention_qkv(ctx, qkv, h, scale, got);
+    ASSERT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0);
+    test::expect_close(got, ref::attention(split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs),
+                                           split.slice0(2, 3).reshape(hs), scale));
+  }
+}
+
+TEST(AttentionQkvTest, BadShapesAreNamed) {
+  ops::Context ctx;
+  Tensor qkv = test::random_tensor({1, 4, 3 * 2 * 8}, 1, 1.f, "blk.qkv");
+  Tensor out = test::output_tensor({1, 4, 2, 8}), wrong = test::output_tensor({1, 4, 2, 7});
+  for (auto [heads, o] : {std::pair<int64_t, Tensor*>{5, &out}, {0, &out}, {2, &wrong}}) {
+    try {
+      ops::attention_qkv(ctx, qkv, heads, 1.f, *o);
+      ADD_FAILURE() << "no error for " << heads << " heads";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(e.message().find(heads == 2 ? "out" : "blk.qkv"), std::string::npos) << e.message();
+    }
   }
 }
 

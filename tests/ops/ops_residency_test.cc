@@ -52,6 +52,8 @@ TEST(OpsResidencyTest, DenseOpsRefuseOffDeviceTensors) {
   Tensor q = test::random_tensor({1, 2, 3, 4}, 4), o = test::output_tensor({1, 3, 2, 4});
   Tensor k_dev = on_cuda({1, 2, 3, 4});
   expect_refused("attention k", [&] { ops::attention(ctx, q, k_dev, q, 0.5f, o); });
+  Tensor qkv_dev = on_cuda({1, 3, 3 * 2 * 4});
+  expect_refused("attention_qkv qkv", [&] { ops::attention_qkv(ctx, qkv_dev, 2, 0.5f, o); });
 }
 
 TEST(OpsResidencyTest, ConvAndResizeRefuseOffDeviceTensors) {

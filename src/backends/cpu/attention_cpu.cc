@@ -94,4 +94,16 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
   });
 }
 
+// The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work), so the
+// result is exactly attention() on the split q, k, v.
+void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads;
+  Tensor split = Tensor::view(c.scratch(Scratch::Src, qkv.nbytes()), {3, b, heads, n, d}, DType::F32, Device::cpu(),
+                              nullptr, "attention_qkv heads");
+  permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);
+  const Shape hs{b, heads, n, d};
+  attention(c, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs), scale,
+            out);
+}
+
 }  // namespace dacpp::cpu

@@ -1,5 +1,8 @@
 // attention on CUDA: out[b, n, h, :] = softmax(scale · q[b, h, n] · k[b, h]ᵀ) · v[b, h].
 //
+// attention_qkv reads q, k and v straight out of a fused qkv projection [B, N, 3·H·D] (row stride 3·H·D), saving the
+// permute copy that would split it into [3, B, H, N, D] first.
+//
 // flash_attention_tc (bf16/f16, D in {32, 64, 128}): one block = 16·MT·WARPS query rows of one (b, h), each warp
 // MT m-tiles of 16 rows (variants 1×4 = 64 rows, 2×4 = 128 rows, 2×2 = 64 rows in 2 warps, and for few heads —
 // DA2-S has 6, i.e. 132 blocks of 64 rows at 1370 tokens, one per multiprocessor — 1×2 = 32 rows and 1×1 = 16
@@ -31,27 +34,52 @@ using namespace mma;
 
 constexpr int kBc = 64;  // keys per tile (tensor-core kernel)
 
-// Rows [row0, row0 + R) of a [rows, D] matrix into shared memory (row stride D + 8) by THREADS threads; rows
-// past `rows` are zeroed.
+// Where row n of head h of batch b lives (elements from the tensor's base): b·batch + h·head + n·row. q and k / v
+// differ only in the first two (nq vs nk rows per head in the [B, H, N, D] layout).
+struct Strides {
+  int64_t q_batch, q_head, kv_batch, kv_head;
+  int row;
+};
+
+// Split-KV (splits > 1): block z of a row block takes key tiles [z·tiles, (z + 1)·tiles) and writes, for each of its
+// rows r (r = bh·nq + row, rows = B·H·nq in all), o[(z·rows + r)·D + c] (f32, divided by the split's own sum) and
+// lse[z·rows + r] = max + log2(sum) in the kernel's log2 score units (-inf without keys). splits == 1: o / lse unused.
+struct Split {
+  int splits, tiles;
+  float* o;
+  float* lse;
+};
+
+// Rows [row0, row0 + R) of a [rows, D] matrix with row stride `stride` into shared memory (row stride D + 8) by
+// THREADS threads; rows past `rows` are zeroed.
 template <typename T, int D, int R, int THREADS>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int tid) {
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int row0, int rows, int stride, int tid) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
   for (int i = tid; i < R * kChunks; i += THREADS) {
     const int r = i / kChunks, c = (i % kChunks) * 8;
     T* d = dst + r * (D + 8) + c;
     if (row0 + r < rows) {
-      cp_async16(d, src + static_cast<int64_t>(row0 + r) * D + c);
+      cp_async16(d, src + static_cast<int64_t>(row0 + r) * stride + c);
     } else {
       *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
     }
   }
 }
 
-// Online-softmax update of one warp's 16 rows for one tile of scores s (already scaled to log2 units).
-// Rows: g (i = 0) and g + 8 (i = 1); m, l: running max and this thread's partial row sums.
+// 2^x on the special-function unit, subnormal results flushed to zero (they are below bf16 / f16 resolution of a
+// softmax weight anyway); 2^-inf = 0.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Online-softmax update of one warp's 16 rows for one tile of raw scores s (q·k, keys past nk at -inf): weights
+// 2^(s·scale_log2 - max) in one FMA + one ex2 each (scale_log2 > 0, so the raw maximum scales to the scaled one).
+// Rows: g (i = 0) and g + 8 (i = 1); m: running max in scaled log2 units; l: this thread's partial row sums.
 template <int D>
 __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o)[D / 8][4], float (&m)[2],
-                                               float (&l)[2]) {
+                                               float (&l)[2], float scale_log2) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = -INFINITY;
@@ -59,14 +87,14 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
     for (int nt = 0; nt < kBc / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * i], s[nt][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m[i], mx);
+    const float m_new = fmaxf(m[i], mx * scale_log2);
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    const float alpha = exp2f(m[i] - m_use);
+    const float alpha = exp2_ftz(m[i] - m_use);
     float sum = 0.f;
 #pragma unroll
     for (int nt = 0; nt < kBc / 8; ++nt) {
-      s[nt][2 * i] = exp2f(s[nt][2 * i] - m_use);
-      s[nt][2 * i + 1] = exp2f(s[nt][2 * i + 1] - m_use);
+      s[nt][2 * i] = exp2_ftz(fmaf(s[nt][2 * i], scale_log2, -m_use));
+      s[nt][2 * i + 1] = exp2_ftz(fmaf(s[nt][2 * i + 1], scale_log2, -m_use));
       sum += s[nt][2 * i] + s[nt][2 * i + 1];
     }
     l[i] = l[i] * alpha + sum;
@@ -84,7 +112,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
 template <typename T, int D, int MT, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32)
     flash_attention_tc(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
-                       int heads, int nq, int nk, float scale_log2) {
+                       int heads, int nq, int nk, float scale_log2, Strides st, Split sp) {
   constexpr int kThreads = WARPS * 32, kRows = 16 * MT * WARPS;
   constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -94,13 +122,17 @@ __global__ void __launch_bounds__(WARPS * 32)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, mi = lane / 8, ri = lane % 8;
   const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
-  const T* qb = q + static_cast<int64_t>(bh) * nq * D;
-  const T* kb = k + static_cast<int64_t>(bh) * nk * D;
-  const T* vb = v + static_cast<int64_t>(bh) * nk * D;
+  const int b = bh / heads, h = bh % heads;
+  const T* qb = q + b * st.q_batch + h * st.q_head;
+  const T* kb = k + b * st.kv_batch + h * st.kv_head;
+  const T* vb = v + b * st.kv_batch + h * st.kv_head;
 
-  load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, tid);
-  load_tile<T, D, kBc, kThreads>(sk, kb, 0, nk, tid);
-  load_tile<T, D, kBc, kThreads>(sv, vb, 0, nk, tid);
+  const int ntiles = (nk + kBc - 1) / kBc;
+  const int j0 = blockIdx.z * sp.tiles, j1 = min(ntiles, j0 + sp.tiles);
+
+  load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, st.row, tid);
+  load_tile<T, D, kBc, kThreads>(sk, kb, j0 * kBc, nk, st.row, tid);
+  load_tile<T, D, kBc, kThreads>(sv, vb, j0 * kBc, nk, st.row, tid);
   cp_async_commit();
 
   uint32_t qf[MT][D / 16][4];
@@ -113,20 +145,19 @@ __global__ void __launch_bounds__(WARPS * 32)
     m[mt][0] = m[mt][1] = -INFINITY;
     l[mt][0] = l[mt][1] = 0.f;
   }
-  const int ntiles = (nk + kBc - 1) / kBc;
 
-  for (int j = 0; j < ntiles; ++j) {
-    const int buf = j & 1;
-    if (j + 1 < ntiles) {
-      load_tile<T, D, kBc, kThreads>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, tid);
-      load_tile<T, D, kBc, kThreads>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, tid);
+  for (int j = j0; j < j1; ++j) {
+    const int buf = (j - j0) & 1;
+    if (j + 1 < j1) {
+      load_tile<T, D, kBc, kThreads>(sk + (buf ^ 1) * kBc * kStride, kb, (j + 1) * kBc, nk, st.row, tid);
+      load_tile<T, D, kBc, kThreads>(sv + (buf ^ 1) * kBc * kStride, vb, (j + 1) * kBc, nk, st.row, tid);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
       cp_async_wait<0>();
     }
     __syncthreads();
-    if (j == 0) {
+    if (j == j0) {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -156,18 +187,17 @@ __global__ void __launch_bounds__(WARPS * 32)
       }
     }
     const int key0 = j * kBc;
+    if (key0 + kBc > nk) {  // only the last tile has keys past nk
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < kBc / 8; ++nt) {
+        for (int nt = 0; nt < kBc / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const bool valid = key0 + nt * 8 + 2 * t + (e & 1) < nk;
-          s[mt][nt][e] = valid ? s[mt][nt][e] * scale_log2 : -INFINITY;
-        }
-      }
-      softmax_update<D>(s[mt], o[mt], m[mt], l[mt]);
+          for (int e = 0; e < 4; ++e)
+            if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[mt][nt][e] = -INFINITY;
     }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) softmax_update<D>(s[mt], o[mt], m[mt], l[mt], scale_log2);
 
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
@@ -193,7 +223,6 @@ __global__ void __launch_bounds__(WARPS * 32)
     __syncthreads();  // every warp is done with buf before the next iteration refills it
   }
 
-  const int b = bh / heads, h = bh % heads;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -204,6 +233,16 @@ __global__ void __launch_bounds__(WARPS * 32)
       const float inv = li > 0.f ? 1.f / li : 0.f;
       const int row = q0 + (warp * MT + mt) * 16 + g + 8 * i;
       if (row >= nq) continue;
+      if (sp.splits > 1) {
+        const int64_t r = (static_cast<int64_t>(blockIdx.z) * gridDim.y + bh) * nq + row;
+        float* orow = sp.o + r * D;
+#pragma unroll
+        for (int dt = 0; dt < D / 8; ++dt)
+          *reinterpret_cast<float2*>(orow + dt * 8 + 2 * t) =
+              make_float2(o[mt][dt][2 * i] * inv, o[mt][dt][2 * i + 1] * inv);
+        if (t == 0) sp.lse[r] = li > 0.f ? m[mt][i] + log2f(li) : -INFINITY;
+        continue;
+      }
       T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * D;
 #pragma unroll
       for (int dt = 0; dt < D / 8; ++dt)
@@ -211,6 +250,36 @@ __global__ void __launch_bounds__(WARPS * 32)
             pack2<T>(o[mt][dt][2 * i] * inv, o[mt][dt][2 * i + 1] * inv);
     }
   }
+}
+
+// The split-KV results of flash_attention_tc weighed into out [B, nq, H, D]: one warp per row r = bh·nq + row,
+// lane c of each 32 columns; weights 2^(lse_z - max lse), all in f32.
+constexpr int kCombineWarps = 8;
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kCombineWarps * 32)
+    attention_combine(const float* __restrict__ o, const float* __restrict__ lse, T* __restrict__ out, int splits,
+                      int heads, int nq, int64_t rows) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= rows) return;
+  float mx = -INFINITY;
+  for (int z = 0; z < splits; ++z) mx = fmaxf(mx, lse[z * rows + r]);
+  float acc[D / 32] = {};
+  float wsum = 0.f;
+  for (int z = 0; z < splits; ++z) {
+    const float lz = lse[z * rows + r];
+    const float w = lz == -INFINITY ? 0.f : exp2f(lz - mx);
+    wsum += w;
+    const float* oz = o + (z * rows + r) * D;
+#pragma unroll
+    for (int c = 0; c < D / 32; ++c) acc[c] = fmaf(w, oz[lane + 32 * c], acc[c]);
+  }
+  const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
+  const int64_t bh = r / nq, row = r % nq;
+  T* orow = out + (((bh / heads) * nq + row) * heads + bh % heads) * D;
+#pragma unroll
+  for (int c = 0; c < D / 32; ++c) orow[lane + 32 * c] = from_float<T>(acc[c] * inv);
 }
 
 constexpr int kSimtWarps = 4, kSimtRows = 4, kSimtKeys = 32;  // rows per warp; keys per tile
@@ -308,18 +377,61 @@ void set_smem(const void* kernel, size_t bytes, const char* name) {
                      "attention: shared memory opt-in of ", bytes, " bytes for kernel ", name);
 }
 
+// The tensor-core kernel's operands: q / k / v base pointers and where their rows live, the output, the dtype, and
+// device memory for split-KV partial results (partial_bytes(g); may be null when no split is asked for).
+struct TcArgs {
+  const void *q, *k, *v;
+  void* out;
+  Strides st;
+  DType dtype;
+  bool packed;  // q, k, v are column blocks of one fused qkv projection (attention_qkv)
+  float* partials = nullptr;
+};
+
+constexpr int kMaxSplits = 4;
+
+// Device bytes split-KV launches of g may use: kMaxSplits × (D f32 outputs + 1 lse) per query row.
+size_t partial_bytes(const Dims& g) {
+  return sizeof(float) * kMaxSplits * static_cast<size_t>(g.b) * g.h * g.nq * (g.d + 1);
+}
+
+// q [B, H, nq, D], k / v [B, H, nk, D], each contiguous.
+TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, const Dims& g) {
+  const int64_t h = g.h, nq = g.nq, nk = g.nk, d = g.d;
+  return {q.raw(), k.raw(), v.raw(), out.raw(), Strides{h * nq * d, nq * d, h * nk * d, nk * d, g.d}, q.dtype(),
+          false};
+}
+
+// The split actually launched for `splits` asked: every split gets at least one key tile.
+Split make_split(const TcArgs& a, const Dims& g, int splits) {
+  const int ntiles = (g.nk + kBc - 1) / kBc;
+  if (splits <= 1 || ntiles <= 1) return Split{1, ntiles, nullptr, nullptr};
+  const int per = (ntiles + splits - 1) / splits;
+  const int count = (ntiles + per - 1) / per;
+  if (count <= 1) return Split{1, ntiles, nullptr, nullptr};
+  const int64_t rows = int64_t{g.b} * g.h * g.nq;
+  return Split{count, per, a.partials, a.partials + count * rows * g.d};
+}
+
 template <typename T, int D, int MT, int WARPS>
-void launch_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-               const Dims& g) {
+void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 16 * MT * WARPS;
   const auto kernel = flash_attention_tc<T, D, MT, WARPS>;
   const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
-  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
-  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
-                                         static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
-                                         g.nk, scale * 1.4426950408889634f);
+  const Split sp = make_split(a, g, splits);
+  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal,
+              "flash_attention_tc: a split-KV launch without partial-result memory");
+  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
+  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                         static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                         scale * 1.4426950408889634f, a.st, sp);
   DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
+  if (sp.splits == 1) return;
+  const int64_t rows = int64_t{g.b} * g.h * g.nq;
+  attention_combine<T, D><<<static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
+                            0, st>>>(sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
+  DACPP_CUDA_LAUNCH_CHECK("attention_combine");
 }
 
 template <typename T, int DC>
@@ -359,73 +471,103 @@ const char* variant_name(TcVariant v) {
   return "?";
 }
 
-bool tc_applies(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Dims& g) {
-  if (q.dtype() == DType::F32 || (g.d != 32 && g.d != 64 && g.d != 128)) return false;
-  for (const Tensor* t : {&q, &k, &v, &out})
-    if (reinterpret_cast<uintptr_t>(t->raw()) % 16 != 0) return false;
+// The tensor-core kernel takes bf16 / f16 with D in {32, 64, 128}, 16-byte aligned bases and row strides, and a
+// positive finite scale (its softmax takes the maximum of the unscaled scores).
+bool tc_applies(const TcArgs& a, const Dims& g, float scale) {
+  if (a.dtype == DType::F32 || (g.d != 32 && g.d != 64 && g.d != 128) || (a.st.row * 2) % 16 != 0) return false;
+  if (!(scale > 0.f) || !std::isfinite(scale)) return false;
+  for (const void* p : {a.q, a.k, a.v, static_cast<const void*>(a.out)})
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   return true;
 }
 
+// A launch: the tiling and how many blocks share each row block's keys.
+struct TcPlan {
+  TcVariant var;
+  int splits;
+};
+
 template <typename T, int D>
-void launch_variant(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                    const Dims& g, TcVariant var) {
+void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
-    if (var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, q, k, v, scale, out, g);
-    if (var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, q, k, v, scale, out, g);
+    if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, a, scale, g, p.splits);
   }
-  if (var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, q, k, v, scale, out, g);
-  if (var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, q, k, v, scale, out, g);
-  launch_tc<T, D, 1, 4>(st, q, k, v, scale, out, g);
+  if (p.var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, a, scale, g, p.splits);
+  if (p.var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, a, scale, g, p.splits);
+  launch_tc<T, D, 1, 4>(st, a, scale, g, p.splits);
 }
 
 template <typename T>
-void run_tc(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-            const Dims& g, TcVariant var) {
-  if (g.d == 64) return launch_variant<T, 64>(st, q, k, v, scale, out, g, var);
-  if (g.d == 32) return launch_variant<T, 32>(st, q, k, v, scale, out, g, var);
-  launch_variant<T, 128>(st, q, k, v, scale, out, g, var);
+void run_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
+  if (g.d == 64) return launch_variant<T, 64>(st, a, scale, g, p);
+  if (g.d == 32) return launch_variant<T, 32>(st, a, scale, g, p);
+  launch_variant<T, 128>(st, a, scale, g, p);
 }
 
-void run_tc_any(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                const Dims& g, TcVariant var) {
-  if (q.dtype() == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), q, k, v, scale, out, g, var);
-  run_tc<__half>(c.stream(), q, k, v, scale, out, g, var);
+void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
+  if (a.dtype == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), a, scale, g, p);
+  run_tc<__half>(c.stream(), a, scale, g, p);
 }
 
-// The variant for this shape: tuned on first use (tuned_choice), the 64-row / 4-warp kernel when tuning cannot run;
-// D = 128 chooses among the one-m-tile variants (two m-tiles would spill).
-TcVariant choose_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                         const Dims& g) {
+// The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
+// D = 128 chooses among the one-m-tile variants (two m-tiles would spill). Splitting the keys is tried only when the
+// unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
+// and a split only adds the combine pass).
+TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
   constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M1W2, TcVariant::M1W1, TcVariant::M2W4,
                                      TcVariant::M2W2};
-  const int count = g.d > 64 ? 3 : 5;
+  const int variants = g.d > 64 ? 3 : 5;
+  const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
+  const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
+  const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
   const std::string key = str_cat("attention ", g.b, ",", g.h, ",", g.nq, ",", g.nk, ",", g.d, ",",
-                                  dtype_name(q.dtype()));
-  return kVariants[tuned_choice(
-      c, key, count, 0,
+                                  dtype_name(a.dtype), a.packed ? ",packed" : "");
+  return plan(tuned_choice(
+      c, key, variants * splits, 0,
       [&](int i) {
-        run_tc_any(c, q, k, v, scale, out, g, kVariants[i]);
+        run_tc_any(c, a, scale, g, plan(i));
         return true;
       },
-      3, [&](int i) { return std::string(variant_name(kVariants[i])); })];
+      3,
+      [&](int i) {
+        const TcPlan p = plan(i);
+        return p.splits == 1 ? std::string(variant_name(p.var)) : str_cat(variant_name(p.var), " /", p.splits);
+      }));
+}
+
+void check_grid(const Dims& g, const char* what, const Shape& shape) {
+  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, what, " (cuda): head dim D = ", g.d, " is not supported (D <= 256)");
+  DACPP_CHECK(g.nq < (1 << 30) && g.nk < (1 << 30) && int64_t{g.b} * g.h <= 65535, ErrorCode::Unsupported, what,
+              " (cuda): shape ", shape_str(shape), " exceeds the kernel's grid limits (B·H <= 65535)");
 }
 
 }  // namespace
 
-void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
-  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
-               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+namespace {
+
+Dims separate_dims(const Tensor& q, const Tensor& k) {
+  return Dims{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
+              static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+}
+
+// attention() with the split-KV partial results in `partials` (partial_bytes of the shape), or in scratch() when null.
+void attention_into(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+                    float* partials) {
   if (out.numel() == 0) return;
-  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, "attention (cuda): head dim D = ", g.d,
-              " is not supported (D <= 256)");
-  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) &&
-                  q.dim(0) * q.dim(1) <= 65535,
+  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) && q.dim(0) * q.dim(1) <= 65535,
               ErrorCode::Unsupported, "attention (cuda): shape q ", shape_str(q.shape()), " k ",
               shape_str(k.shape()), " exceeds the kernel's grid limits (B·H <= 65535)");
+  const Dims g = separate_dims(q, k);
+  check_grid(g, "attention", q.shape());
   c.make_current();
   const cudaStream_t st = c.stream();
-  if (tc_applies(q, k, v, out, g))
-    return run_tc_any(c, q, k, v, scale, out, g, choose_variant(c, q, k, v, scale, out, g));
+  TcArgs a = separate_args(q, k, v, out, g);
+  if (tc_applies(a, g, scale)) {
+    a.partials = partials ? partials
+                          : static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
+    return run_tc_any(c, a, scale, g, choose_plan(c, a, scale, g));
+  }
   switch (q.dtype()) {
     case DType::BF16:
       return dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
@@ -439,20 +581,57 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
   DACPP_THROW(ErrorCode::InvalidArgument, "attention (cuda): dtype ", dtype_name(q.dtype()), " is not supported");
 }
 
+size_t round_up_256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+}  // namespace
+
+void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  attention_into(c, q, k, v, scale, out, nullptr);
+}
+
+void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
+  if (out.numel() == 0) return;
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
+  DACPP_CHECK(n < (int64_t{1} << 30) && b * heads <= 65535, ErrorCode::Unsupported, "attention_qkv (cuda): shape ",
+              shape_str(qkv.shape()), " with ", heads, " heads exceeds the kernel's grid limits (B·H <= 65535)");
+  const Dims g{static_cast<int>(b), static_cast<int>(heads), static_cast<int>(n), static_cast<int>(n),
+               static_cast<int>(d)};
+  check_grid(g, "attention_qkv", qkv.shape());
+  c.make_current();
+  const auto* base = static_cast<const char*>(qkv.raw());
+  const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
+  TcArgs a{base, base + block, base + 2 * block, out.raw(), Strides{n * 3 * hd, d, n * 3 * hd, d,
+           static_cast<int>(3 * hd)}, qkv.dtype(), true};
+  if (tc_applies(a, g, scale)) {
+    a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
+    return run_tc_any(c, a, scale, g, choose_plan(c, a, scale, g));
+  }
+  // Other dtypes and head dims: the heads permuted into scratch (the split-KV results after them), then the
+  // general kernels.
+  const size_t heads_bytes = round_up_256(qkv.nbytes());
+  auto* mem = static_cast<char*>(c.scratch(heads_bytes + partial_bytes(g), "attention_qkv heads"));
+  Tensor split = Tensor::view(mem, {3, b, heads, n, d}, qkv.dtype(), qkv.device(), nullptr, "attention_qkv heads");
+  permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);
+  const Shape hs{b, heads, n, d};
+  attention_into(c, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs),
+                 scale, out, reinterpret_cast<float*>(mem + heads_bytes));
+}
+
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                       int m_tiles, int warps) {
-  const Dims g{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
-               static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+                       int m_tiles, int warps, int splits) {
+  const Dims g = separate_dims(q, k);
   const bool known = (m_tiles == 1 && (warps == 4 || warps == 2 || warps == 1)) ||
                      (m_tiles == 2 && (warps == 4 || warps == 2));
-  DACPP_CHECK(tc_applies(q, k, v, out, g) && known && (m_tiles == 1 || g.d <= 64),
+  TcArgs a = separate_args(q, k, v, out, g);
+  DACPP_CHECK(tc_applies(a, g, scale) && known && (m_tiles == 1 || g.d <= 64) && splits >= 1 && splits <= kMaxSplits,
               ErrorCode::InvalidArgument, "attention_variant (cuda): q ", shape_str(q.shape()), " variant ", m_tiles,
-              "x", warps, " not supported");
+              "x", warps, " /", splits, " not supported");
   if (out.numel() == 0) return;
   c.make_current();
   const TcVariant var = m_tiles == 2 ? (warps == 4 ? TcVariant::M2W4 : TcVariant::M2W2)
                                      : warps == 4 ? TcVariant::M1W4 : warps == 2 ? TcVariant::M1W2 : TcVariant::M1W1;
-  run_tc_any(c, q, k, v, scale, out, g, var);
+  a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
+  run_tc_any(c, a, scale, g, TcPlan{var, splits});
 }
 
 // Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, and for
@@ -480,6 +659,14 @@ std::vector<KernelInfo> attention_kernels() {
       {"attention_simt<bf16,2>", reinterpret_cast<const void*>(&attention_simt<__nv_bfloat16, 2>)},
       {"attention_simt<f16,2>", reinterpret_cast<const void*>(&attention_simt<__half, 2>)},
   };
+  for (auto [name, kernel] : {
+           std::pair{"attention_combine<bf16,32>", reinterpret_cast<const void*>(&attention_combine<__nv_bfloat16, 32>)},
+           std::pair{"attention_combine<bf16,64>", reinterpret_cast<const void*>(&attention_combine<__nv_bfloat16, 64>)},
+           std::pair{"attention_combine<bf16,128>", reinterpret_cast<const void*>(&attention_combine<__nv_bfloat16, 128>)},
+           std::pair{"attention_combine<f16,32>", reinterpret_cast<const void*>(&attention_combine<__half, 32>)},
+           std::pair{"attention_combine<f16,64>", reinterpret_cast<const void*>(&attention_combine<__half, 64>)},
+           std::pair{"attention_combine<f16,128>", reinterpret_cast<const void*>(&attention_combine<__half, 128>)}})
+    out.push_back({name, kernel});
   add_tc_variants<__nv_bfloat16, 32>(out, "bf16");
   add_tc_variants<__nv_bfloat16, 64>(out, "bf16");
   add_tc_variants<__nv_bfloat16, 128>(out, "bf16");

@@ -9,8 +9,9 @@ namespace dacpp::cuda {
 // cuda::attention forced to the tensor-core kernel with `m_tiles` 16-row m-tiles per warp and `warps` warps per
 // block: 1×4 (64 rows), 1×2 (32 rows), 1×1 (16 rows), 2×4 (128 rows) or 2×2 (64 rows). Throws InvalidArgument when
 // the tensor-core kernel does not apply (f32, D not 32/64/128, unaligned) or the variant does not exist for D
-// (m_tiles 2 needs D <= 64).
+// (m_tiles 2 needs D <= 64). `splits` (1..4) blocks share each row block's key tiles (split-KV, then a combine
+// pass); fewer when there are fewer key tiles.
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
-                       int m_tiles, int warps);
+                       int m_tiles, int warps, int splits = 1);
 
 }  // namespace dacpp::cuda

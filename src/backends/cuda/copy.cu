@@ -60,6 +60,13 @@ void copy(CudaContext& c, const Tensor& src, Tensor& dst) {
   if (src.device().is_cpu() || dst.device().is_cpu()) c.synchronize(str_cat("copy ", dir).c_str());
 }
 
+void upload_async(CudaContext& c, const void* host, void* dev, size_t bytes, const char* what) {
+  if (bytes == 0) return;
+  c.make_current();
+  DACPP_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, c.stream()), "upload of ", what, " (",
+                   bytes, " bytes)");
+}
+
 void cast(CudaContext& c, const Tensor& src, Tensor& dst) {
   c.make_current();
   cast_raw(c, src.dtype(), src.raw(), dst.dtype(), dst.raw(), src.numel());

@@ -83,6 +83,7 @@ void* CudaContext::pinned(size_t bytes) {
   if (bytes <= pinned_size_) return pinned_;
   const size_t grow = std::max(bytes, pinned_size_ + pinned_size_ / 2);
   make_current();
+  if (pinned_) synchronize("page-locked staging: replacing the buffer");  // a queued copy may still read it
   void* p = nullptr;
   const cudaError_t err = cudaHostAlloc(&p, grow, cudaHostAllocDefault);
   if (err != cudaSuccess) {

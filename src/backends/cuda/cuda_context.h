@@ -87,7 +87,8 @@ class CudaContext {
   static constexpr size_t kMaxTuned = 4096;  // ~100 bytes each
 
   // Page-locked host memory for this context's host <-> device copies (engine/device_io.cc: the forward's input
-  // and outputs), >= bytes, valid until the next pinned() call. nullptr when the driver refuses page-locked memory
+  // and outputs), >= bytes, valid until the next pinned() call (a larger request waits for the stream before it
+  // frees the old buffer, which a queued copy may read). nullptr when the driver refuses page-locked memory
   // (the caller then copies from pageable memory). Grows geometrically; freed with the context.
   void* pinned(size_t bytes);
 
