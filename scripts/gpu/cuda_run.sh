@@ -7,7 +7,8 @@
 # Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench] [da3]   (default: tests parity bench)
 #   da3: the official DA3 SMALL/BASE/LARGE (random weights, official checkpoint format, 504×336): our CUDA f32 /
 #        bf16 outputs against the official f32 CPU outputs, then the official bf16-autocast and f32 forwards timed
-#        on the GPU and `dacpp bench` on the same checkpoints, in the same command (DA3_MODELS to choose).
+#        on the GPU and `dacpp bench` on the same checkpoints, in the same command (DA3_MODELS to choose;
+#        DA3_PARITY_ONLY=1 stops after the parity).
 set -uo pipefail
 # Everything is written under /tmp/work and packed into $OUT/results.tgz after each step (the device returns at
 # most 8 files; a run cut short still returns the steps it finished).
@@ -92,8 +93,9 @@ PY
     done
   done > "$OUT/da3_parity.txt" 2>&1
   grep -E "==|depth|extrinsics|intrinsics" "$OUT/da3_parity.txt" | head -40
-  python3 .carry/da3_official.py time gpu "${D3[@]}" > "$OUT/da3_official_time.txt" 2>&1
-  grep -E '"W": 504, "H": 336' "$OUT/da3_time.jsonl"
+  [ -n "${DA3_PARITY_ONLY:-}" ] && D3=()  # parity only: no timing below
+  [ ${#D3[@]} -gt 0 ] && python3 .carry/da3_official.py time gpu "${D3[@]}" > "$OUT/da3_official_time.txt" 2>&1
+  grep -E '"W": 504, "H": 336' "$OUT/da3_time.jsonl" 2>/dev/null
   for m in "${D3[@]}"; do
     for p in ${DA3_PRECISIONS:-bf16 f32}; do
       $B/dacpp bench -m /tmp/da3/$m --device cuda --precision $p --size 504x336 --runs 50 --warmup 10 --json \
