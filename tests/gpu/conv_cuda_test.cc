@@ -50,6 +50,19 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   Tensor y3 = nan_output({c.n, c.o, oh, ow}, c.dt);
   cuda::conv2d_im2col_gemm(ctx().cuda(), xd, wd, bd, y3, g, e);
   expect_close(y3, want, c.dt, "conv2d im2col + cuBLASLt");
+  // The row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky) take vertical stride 1, KH > 1.
+  Tensor y6 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  if (c.stride == 1 && c.kh > 1) {
+    cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);
+    expect_close(y6, want, c.dt, "conv2d row-shifted GEMMs");
+  } else {
+    try {
+      cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);
+      ADD_FAILURE() << "row-shifted GEMMs accepted stride " << c.stride << ", KH " << c.kh;
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+    }
+  }
   if (c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 1 && c.pad == 1 && c.c % 16 == 0) {
     for (int wm : {1, 2})
       for (int th : {8, 16}) {
@@ -90,7 +103,10 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({4, 64, 90, 70, 64, 3, 3, 1, 1, false, true, dt});    // 64-channel, 8-row tiles, no bias
     out.push_back({8, 32, 100, 70, 64, 3, 3, 1, 1, true, false, dt});   // 64-channel, 8-row tiles, batch 8
     out.push_back({1, 16, 9, 5, 24, 3, 3, 1, 1, true, false, dt});      // tiny image, one chunk
+    out.push_back({1, 5, 9, 11, 7, 5, 3, 1, 2, true, true, dt});        // 5×3 stride 1: row-shifted, KH = 5
   }
+  // the row-shifted GEMMs' kx-tap matrix of one image over 128 MiB (bf16: 768 × 302 × 300 × 2 bytes = 139 MB): banded
+  out.push_back({1, 256, 300, 300, 16, 3, 3, 1, 1, true, false, DType::BF16});
   // im2col of one image over 128 MiB (bf16: 1152 × 300² × 2 bytes = 207 MB): the GEMM path runs in row bands
   out.push_back({1, 128, 300, 300, 16, 3, 3, 1, 1, true, true, DType::BF16});
   out.push_back({2, 64, 260, 250, 8, 3, 3, 1, 1, true, false, DType::F32});  // f32: 576 × 65000 × 4 = 150 MB

@@ -9,7 +9,8 @@
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
 // im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB; 1×1
-// convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
+// convs are one GEMM on x itself. Row-shifted GEMMs (conv_row_gemm) run convs with vertical stride 1 from a matrix
+// holding only the kx taps (a third of im2col's for 3×3): one accumulating GEMM per ky. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
@@ -398,6 +399,142 @@ void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long l
   DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
 }
 
+// ---- row-shifted GEMMs (vertical stride 1) ----
+// The ky taps need not be gathered when the conv moves one input row per output row: with only the kx taps gathered,
+//   X̃[c·KW + kx, r, ox] = x[c, oy0 - ph + r, ox·sw - pw + kx]   (zero outside the image), r in [0, R + KH - 1),
+// output rows [oy0, oy0 + R) are  Y[o, oy, ox] = Σ_ky Σ_(c,kx) W[o, c, ky, kx] · X̃[c·KW + kx, oy - oy0 + ky, ox]:
+// KH GEMMs with K = C·KW, the ky-th reading X̃ offset by ky rows (ld (R + KH - 1)·OW) against a ky-major weight copy
+// Wk[ky, o, c·KW + kx] (built once per weight, CudaContext::derived), each after the first adding into D. X̃ is
+// about KW / (KH·KW) of im2col's X̂ (a third for 3×3), so a third of the gather traffic; chunked / banded as
+// conv_gemm is, against the same kMaxColBytes.
+
+size_t rowcol_bytes_per_image(const ConvArgs& a, DType dt) {
+  return dtype_nbytes(dt, static_cast<int64_t>(a.c) * a.kw * (a.oh + a.kh - 1) * a.ow);
+}
+
+bool row_gemm_applies(const ConvArgs& a) { return a.sh == 1 && a.kh > 1; }
+
+// A piece of X̃: images [n0, n0 + nb), input rows oy0 - ph + [0, rows_in), stored col[(image - n0)·C·KW + c·KW + kx]
+// [rows_in·OW]. Each thread writes V consecutive ox of one row (V divides OW, so a run never crosses a row) and
+// walks the rows of col by gridDim.y.
+template <typename T, int V>
+__global__ void rowcol_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
+                              int rows_in) {
+  const int plane_out = rows_in * a.ow;
+  const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (e0 >= plane_out) return;
+  const int r = e0 / a.ow, ox0 = e0 - r * a.ow;
+  const int iy = oy0 - a.ph + r;
+  const bool row_ok = static_cast<unsigned>(iy) < static_cast<unsigned>(a.h);
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  const int ckw = a.c * a.kw, kn = nb * ckw;
+  using Vec = typename VecOf<V * sizeof(T)>::type;
+  for (int kr = blockIdx.y; kr < kn; kr += gridDim.y) {
+    const int img = kr / ckw, k = kr - img * ckw;
+    const int ci = k / a.kw, kx = k - ci * a.kw;
+    const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane + (row_ok ? iy : 0) * a.w;
+    alignas(sizeof(Vec)) T e[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int ix = (ox0 + v) * a.sw - a.pw + kx;
+      e[v] = row_ok && static_cast<unsigned>(ix) < static_cast<unsigned>(a.w) ? src[ix] : from_float<T>(0.f);
+    }
+    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * plane_out + e0) = *reinterpret_cast<const Vec*>(e);
+  }
+}
+
+// dst[ky, o, c·KW + kx] = w[o, c, ky, kx].
+template <typename T>
+__global__ void ky_major_weights_kernel(const T* __restrict__ w, T* __restrict__ dst, int o_count, int c_count,
+                                        int kh, int kw) {
+  const long long n = static_cast<long long>(o_count) * c_count * kh * kw;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int kx = static_cast<int>(i % kw);
+    long long rest = i / kw;
+    const int ky = static_cast<int>(rest % kh);
+    rest /= kh;
+    const int ci = static_cast<int>(rest % c_count);
+    const long long o = rest / c_count;
+    dst[((ky * static_cast<long long>(o_count) + o) * c_count + ci) * kw + kx] = w[i];
+  }
+}
+
+constexpr int kDerivedKyMajor = 2;  // CudaContext::derived kind: row_gemm's ky-major weights
+
+template <typename T>
+std::shared_ptr<const void> ky_major_weights(CudaContext& c, const Tensor& w, const ConvArgs& a) {
+  const long long n = static_cast<long long>(a.o) * a.c * a.kh * a.kw;
+  return c.derived(w, kDerivedKyMajor, sizeof(T) * static_cast<size_t>(n),
+                   [&](void* dst) {
+                     const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 16));
+                     ky_major_weights_kernel<T><<<blocks, 256, 0, c.stream()>>>(
+                         static_cast<const T*>(w.raw()), static_cast<T*>(dst), a.o, a.c, a.kh, a.kw);
+                     DACPP_CUDA_LAUNCH_CHECK("conv2d ky-major weight relayout");
+                   },
+                   "conv2d ky-major weights");
+}
+
+template <typename T>
+void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows_in) {
+  const int plane_out = rows_in * a.ow;
+  const int kn = nb * a.c * a.kw;
+  with_vector_width<T>(a.ow, col, [&](auto vec) {
+    constexpr int V = decltype(vec)::value;
+    const int gx = (plane_out / V + 255) / 256;
+    const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
+    rowcol_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
+        x, col, a, n0, nb, oy0, rows_in);
+  });
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_rowcol");
+}
+
+template <typename T>
+void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+                   const std::string& what) {
+  const long long p = static_cast<long long>(a.oh) * a.ow;
+  const int ckw = a.c * a.kw;
+  const size_t per_img = rowcol_bytes_per_image(a, x.dtype());
+  const size_t per_row = dtype_nbytes(x.dtype(), static_cast<int64_t>(ckw) * a.ow);  // one input row of X̃
+  const bool banded = per_img > kMaxColBytes;
+  const int chunk = banded ? 1 : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
+  const long long rows_fit = static_cast<long long>(kMaxColBytes / per_row) - (a.kh - 1);
+  const int band_rows = banded ? static_cast<int>(std::clamp<long long>(rows_fit, 1, a.oh)) : a.oh;
+  const std::shared_ptr<const void> wk = ky_major_weights<T>(c, w, a);
+  const auto* wkp = static_cast<const T*>(wk.get());
+  T* col = static_cast<T*>(c.scratch(banded ? per_row * static_cast<size_t>(band_rows + a.kh - 1)
+                                            : per_img * static_cast<size_t>(chunk),
+                                     "conv2d row-shifted X"));
+  const T* xp = static_cast<const T*>(x.raw());
+  T* yp = static_cast<T*>(y.raw());
+  GemmSpec g;
+  g.n = a.o;
+  g.k = ckw;
+  g.ldb = ckw;
+  g.ldd = p;
+  g.stride_d = static_cast<int64_t>(a.o) * p;
+  g.dtype = x.dtype();
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    for (int oy0 = 0; oy0 < a.oh; oy0 += band_rows) {
+      const int rows = std::min(band_rows, a.oh - oy0), rows_in = rows + a.kh - 1;
+      const long long plane_in = static_cast<long long>(rows_in) * a.ow;
+      rowcol<T>(c, xp, col, a, n0, nb, oy0, rows_in);
+      g.m = static_cast<long long>(rows) * a.ow;
+      g.lda = plane_in;
+      g.stride_a = static_cast<int64_t>(ckw) * plane_in;
+      g.batch = nb;
+      T* d = yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow;
+      for (int ky = 0; ky < a.kh; ++ky) {
+        g.accumulate = ky > 0;
+        gemm(c, g, col + static_cast<long long>(ky) * a.ow, wkp + static_cast<long long>(ky) * a.o * ckw, d, nullptr,
+             what.c_str());
+      }
+    }
+  }
+  if (bias || a.relu) bias_act<T>(c, yp, bias, a, p);
+}
+
 bool is_pointwise(const ConvArgs& a) {
   return a.kh == 1 && a.kw == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 && a.pw == 0;
 }
@@ -501,10 +638,11 @@ ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeomet
   return a;
 }
 
-enum class ConvPath { Auto, ImplicitGemm, Gemm };
+enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
-enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16 };
+// RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
+enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm };
 
 const char* algo_name(ConvAlgo algo) {
   switch (algo) {
@@ -514,6 +652,7 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::Direct1x16: return "direct3x3 32x16";
     case ConvAlgo::Direct2x8: return "direct3x3 64x8";
     case ConvAlgo::Direct2x16: return "direct3x3 64x16";
+    case ConvAlgo::RowGemm: return "row-shifted gemm";
   }
   return "?";
 }
@@ -539,6 +678,9 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
   if (algo == ConvAlgo::Gemm)
     return dispatch_float(x.dtype(), "conv2d",
                           [&](auto tag) { conv_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
+  if (algo == ConvAlgo::RowGemm)
+    return dispatch_float(x.dtype(), "conv2d",
+                          [&](auto tag) { conv_row_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
   switch (x.dtype()) {
     case DType::F32:
       return launch<float>(c.stream(), x, w, bias, y, a);
@@ -581,6 +723,7 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const ConvAlgo fallback = heuristic_algo(c, x, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
+  if (row_gemm_applies(a)) candidates.push_back(ConvAlgo::RowGemm);
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
@@ -610,6 +753,11 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
       return run_algo(c, x, w, bp, y, a, ConvAlgo::Gemm);
     case ConvPath::ImplicitGemm:
       return run_algo(c, x, w, bp, y, a, ConvAlgo::Implicit);
+    case ConvPath::RowGemm:
+      DACPP_CHECK(row_gemm_applies(a), ErrorCode::InvalidArgument, "conv2d_row_gemm (cuda): x ",
+                  shape_str(x.shape()), " / w ", shape_str(w.shape()),
+                  " needs vertical stride 1 and a kernel taller than one row");
+      return run_algo(c, x, w, bp, y, a, ConvAlgo::RowGemm);
     case ConvPath::Auto:
       break;
   }
@@ -648,6 +796,11 @@ void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
   run_conv(c, x, w, bias, y, g, act, ConvPath::Gemm);
 }
 
+void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                     const ConvGeometry& g, Epilogue act) {
+  run_conv(c, x, w, bias, y, g, act, ConvPath::RowGemm);
+}
+
 size_t conv2d_tuned_count(const CudaContext& c) { return c.tuned_count(); }
 
 // Every vector width with_vector_width can pick for T: the im2col and bias+ReLU kernels at that width.
@@ -656,6 +809,7 @@ void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
   out.push_back({str_cat("conv2d_im2col<", type, ",", V, ">"), reinterpret_cast<const void*>(&im2col_kernel<T, V>)});
   out.push_back({str_cat("conv2d_bias_act<", type, ",", V, ">"),
                  reinterpret_cast<const void*>(&channel_bias_act_kernel<T, V>)});
+  out.push_back({str_cat("conv2d_rowcol<", type, ",", V, ">"), reinterpret_cast<const void*>(&rowcol_kernel<T, V>)});
   if constexpr (V > 1) add_width_variants<T, (V > 4 ? 4 : V / 2)>(out, type);
 }
 
@@ -676,6 +830,9 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
       {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
       {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
+      {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
+      {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
+      {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},
   };
   add_width_variants<float>(out, "f32");
   add_width_variants<__nv_bfloat16>(out, "bf16");

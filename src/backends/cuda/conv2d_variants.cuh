@@ -14,6 +14,11 @@ void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tens
 void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                         const ConvGeometry& g, Epilogue act);
 
+// cuda::conv2d forced to the row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky); same contract.
+// Throws InvalidArgument unless the vertical stride is 1 and the kernel is taller than one row.
+void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                     const ConvGeometry& g, Epilogue act);
+
 // The direct 3×3 stride-1 pad-1 kernel forced to one variant: warps_m 1 (32 output channels per block) or 2 (64),
 // tile_rows 8 or 16. Throws InvalidArgument when the kernel does not apply (f32, C % 16 != 0, other geometry).
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,

@@ -7,8 +7,9 @@
 //
 // The plan (descriptors + an algorithm) depends only on the spec and the operands' alignments, so it is built once
 // per distinct shape and reused; the cache is bounded (cleared when full). The algorithm: on a shape new to the
-// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0), the heuristic's top candidates are timed
-// on the call's own operands and the fastest is kept per device for the process; otherwise the heuristic's first.
+// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0; not for an accumulating GEMM), the
+// heuristic's top candidates are timed on the call's own operands and the fastest is kept per device for the
+// process; otherwise the heuristic's first.
 // Inside a CUDA graph only the matmul itself is recorded, so the plans are host-side state no graph refers to.
 // Include only from src/backends/cuda/.
 #pragma once
@@ -31,6 +32,9 @@ struct GemmSpec {
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
   DType dtype = DType::F32;  // A, B and D
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  // D = A·B + D (beta 1) instead of D = A·B. Such a GEMM is never timed on the caller's D (each timed run would add
+  // to it again): it runs the heuristic's first algorithm.
+  bool accumulate = false;
 };
 
 // Enqueues the GEMM on c's stream. `what` names the call in errors (Backend with cuBLAS's status text; fault
