@@ -55,6 +55,11 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   if (c.stride == 1 && c.kh > 1) {
     cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);
     expect_close(y6, want, c.dt, "conv2d row-shifted GEMMs");
+    // A weight without owned storage: its ky-major copy shares the scratch with the gathered taps.
+    const Tensor w_view = Tensor::view(wd.raw(), wd.shape(), wd.dtype(), wd.device(), nullptr, "w (borrowed)");
+    Tensor y7 = nan_output({c.n, c.o, oh, ow}, c.dt);
+    cuda::conv2d_row_gemm(ctx().cuda(), xd, w_view, bd, y7, g, e);
+    expect_close(y7, want, c.dt, "conv2d row-shifted GEMMs, borrowed weight");
   } else {
     try {
       cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);

@@ -463,16 +463,16 @@ __global__ void ky_major_weights_kernel(const T* __restrict__ w, T* __restrict__
 constexpr int kDerivedKyMajor = 2;  // CudaContext::derived kind: row_gemm's ky-major weights
 
 template <typename T>
-std::shared_ptr<const void> ky_major_weights(CudaContext& c, const Tensor& w, const ConvArgs& a) {
+void relayout_ky_major(CudaContext& c, const Tensor& w, const ConvArgs& a, void* dst) {
   const long long n = static_cast<long long>(a.o) * a.c * a.kh * a.kw;
-  return c.derived(w, kDerivedKyMajor, sizeof(T) * static_cast<size_t>(n),
-                   [&](void* dst) {
-                     const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 16));
-                     ky_major_weights_kernel<T><<<blocks, 256, 0, c.stream()>>>(
-                         static_cast<const T*>(w.raw()), static_cast<T*>(dst), a.o, a.c, a.kh, a.kw);
-                     DACPP_CUDA_LAUNCH_CHECK("conv2d ky-major weight relayout");
-                   },
-                   "conv2d ky-major weights");
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 16));
+  ky_major_weights_kernel<T><<<blocks, 256, 0, c.stream()>>>(static_cast<const T*>(w.raw()), static_cast<T*>(dst),
+                                                              a.o, a.c, a.kh, a.kw);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d ky-major weight relayout");
+}
+
+size_t ky_major_bytes(const ConvArgs& a, DType dt) {
+  return dtype_nbytes(dt, static_cast<int64_t>(a.o) * a.c * a.kh * a.kw);
 }
 
 template <typename T>
@@ -500,11 +500,24 @@ void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float
   const int chunk = banded ? 1 : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
   const long long rows_fit = static_cast<long long>(kMaxColBytes / per_row) - (a.kh - 1);
   const int band_rows = banded ? static_cast<int>(std::clamp<long long>(rows_fit, 1, a.oh)) : a.oh;
-  const std::shared_ptr<const void> wk = ky_major_weights<T>(c, w, a);
+  const size_t col_raw = banded ? per_row * static_cast<size_t>(band_rows + a.kh - 1)
+                                : per_img * static_cast<size_t>(chunk);
+  const size_t col_bytes = (col_raw + 255) / 256 * 256;
+  // A model's weight keeps its ky-major copy (CudaContext::derived); a borrowed one (no owned storage) gets it
+  // behind X̃ in the same scratch, which a second scratch() call would replace.
+  std::shared_ptr<const void> wk;
+  T* col = nullptr;
+  if (w.storage()) {
+    wk = c.derived(w, kDerivedKyMajor, ky_major_bytes(a, x.dtype()),
+                   [&](void* dst) { relayout_ky_major<T>(c, w, a, dst); }, "conv2d ky-major weights");
+    col = static_cast<T*>(c.scratch(col_bytes, "conv2d row-shifted X"));
+  } else {
+    auto* mem = static_cast<char*>(c.scratch(col_bytes + ky_major_bytes(a, x.dtype()), "conv2d row-shifted X"));
+    col = reinterpret_cast<T*>(mem);
+    relayout_ky_major<T>(c, w, a, mem + col_bytes);
+    wk = std::shared_ptr<const void>(mem + col_bytes, [](const void*) {});
+  }
   const auto* wkp = static_cast<const T*>(wk.get());
-  T* col = static_cast<T*>(c.scratch(banded ? per_row * static_cast<size_t>(band_rows + a.kh - 1)
-                                            : per_img * static_cast<size_t>(chunk),
-                                     "conv2d row-shifted X"));
   const T* xp = static_cast<const T*>(x.raw());
   T* yp = static_cast<T*>(y.raw());
   GemmSpec g;
