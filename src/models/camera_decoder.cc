@@ -12,6 +12,7 @@ namespace dacpp::models {
 namespace {
 
 constexpr int64_t kEncoding = 9;
+constexpr layers::WeightPrecision kF32 = layers::WeightPrecision::F32;
 
 // quat_to_mat (xyzw, scalar last): divides by |q|², so q need not be unit.
 void quat_to_mat(const float* q, float r[9]) {
@@ -28,10 +29,6 @@ void quat_to_mat(const float* q, float r[9]) {
   r[8] = 1 - two_s * (i * i + j * j);
 }
 
-}  // namespace
-
-namespace {
-constexpr layers::WeightPrecision kF32 = layers::WeightPrecision::F32;
 }  // namespace
 
 CameraDecoder::CameraDecoder(const ModelFile& mf, int64_t dim)
