@@ -69,6 +69,7 @@ if has bench; then
   done
   tail -20 "$OUT/torch_gpu.txt"
   for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"graph_replay_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
+  for f in "$OUT"/bench_*.json; do python3 -c "import json,sys; p=json.load(open(sys.argv[1])).get('phases_ms'); p and print(sys.argv[1].split('/')[-1], 'phases', p)" "$f" 2>/dev/null; done
 fi
 
 pack
