@@ -50,7 +50,8 @@ Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) 
     // A forward that failed midway may have left its upload queued: nothing may still read the buffer we refill.
     cuda::synchronize(ctx.cuda(), "before staging the forward's input");
     parallel_memcpy(ctx.pool(), staging, host.raw(), host.nbytes());
-    cuda::upload_async(ctx.cuda(), staging, f32.raw(), host.nbytes(), "the forward's input");
+    cuda::copy_async(ctx.cuda(), Tensor::view(staging, host.shape(), DType::F32, Device::cpu(), nullptr, host.name()),
+                     f32);
   } else {
     ops::copy(ctx, host, f32);
   }

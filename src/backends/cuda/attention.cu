@@ -536,30 +536,28 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
       }));
 }
 
-void check_grid(const Dims& g, const char* what, const Shape& shape) {
-  DACPP_CHECK(g.d <= 256, ErrorCode::Unsupported, what, " (cuda): head dim D = ", g.d, " is not supported (D <= 256)");
-  DACPP_CHECK(g.nq < (1 << 30) && g.nk < (1 << 30) && int64_t{g.b} * g.h <= 65535, ErrorCode::Unsupported, what,
+// The kernels' dims, checked against their limits before narrowing to int (Unsupported naming the op and shape).
+Dims checked_dims(int64_t b, int64_t h, int64_t nq, int64_t nk, int64_t d, const char* what, const Shape& shape) {
+  DACPP_CHECK(d <= 256, ErrorCode::Unsupported, what, " (cuda): head dim D = ", d, " is not supported (D <= 256)");
+  DACPP_CHECK(nq < (int64_t{1} << 30) && nk < (int64_t{1} << 30) && b * h <= 65535, ErrorCode::Unsupported, what,
               " (cuda): shape ", shape_str(shape), " exceeds the kernel's grid limits (B·H <= 65535)");
+  return Dims{static_cast<int>(b), static_cast<int>(h), static_cast<int>(nq), static_cast<int>(nk),
+              static_cast<int>(d)};
 }
 
 }  // namespace
 
 namespace {
 
-Dims separate_dims(const Tensor& q, const Tensor& k) {
-  return Dims{static_cast<int>(q.dim(0)), static_cast<int>(q.dim(1)), static_cast<int>(q.dim(2)),
-              static_cast<int>(k.dim(2)), static_cast<int>(q.dim(3))};
+Dims separate_dims(const Tensor& q, const Tensor& k, const char* what) {
+  return checked_dims(q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), what, q.shape());
 }
 
 // attention() with the split-KV partial results in `partials` (partial_bytes of the shape), or in scratch() when null.
 void attention_into(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                     float* partials) {
   if (out.numel() == 0) return;
-  DACPP_CHECK(q.dim(2) < (int64_t{1} << 30) && k.dim(2) < (int64_t{1} << 30) && q.dim(0) * q.dim(1) <= 65535,
-              ErrorCode::Unsupported, "attention (cuda): shape q ", shape_str(q.shape()), " k ",
-              shape_str(k.shape()), " exceeds the kernel's grid limits (B·H <= 65535)");
-  const Dims g = separate_dims(q, k);
-  check_grid(g, "attention", q.shape());
+  const Dims g = separate_dims(q, k, "attention");
   c.make_current();
   const cudaStream_t st = c.stream();
   TcArgs a = separate_args(q, k, v, out, g);
@@ -592,11 +590,7 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
 void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
   if (out.numel() == 0) return;
   const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
-  DACPP_CHECK(n < (int64_t{1} << 30) && b * heads <= 65535, ErrorCode::Unsupported, "attention_qkv (cuda): shape ",
-              shape_str(qkv.shape()), " with ", heads, " heads exceeds the kernel's grid limits (B·H <= 65535)");
-  const Dims g{static_cast<int>(b), static_cast<int>(heads), static_cast<int>(n), static_cast<int>(n),
-               static_cast<int>(d)};
-  check_grid(g, "attention_qkv", qkv.shape());
+  const Dims g = checked_dims(b, heads, n, n, d, "attention_qkv", qkv.shape());
   c.make_current();
   const auto* base = static_cast<const char*>(qkv.raw());
   const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
@@ -619,7 +613,7 @@ void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale
 
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                        int m_tiles, int warps, int splits) {
-  const Dims g = separate_dims(q, k);
+  const Dims g = separate_dims(q, k, "attention_variant");
   const bool known = (m_tiles == 1 && (warps == 4 || warps == 2 || warps == 1)) ||
                      (m_tiles == 2 && (warps == 4 || warps == 2));
   TcArgs a = separate_args(q, k, v, out, g);

@@ -50,21 +50,25 @@ Tensor empty(CudaContext& ctx, const Shape& shape, DType dtype, std::string name
   return Tensor::view(p, shape, dtype, Device::cuda(ctx.device_index()), std::move(mem), std::move(name));
 }
 
-void copy(CudaContext& c, const Tensor& src, Tensor& dst) {
+namespace {
+const char* direction(const Tensor& src, const Tensor& dst) {
+  return src.device().is_cpu() ? "h2d" : dst.device().is_cpu() ? "d2h" : "d2d";
+}
+}  // namespace
+
+void copy_async(CudaContext& c, const Tensor& src, Tensor& dst) {
   const size_t bytes = src.nbytes();
   if (bytes == 0) return;
   c.make_current();
-  const char* dir = src.device().is_cpu() ? "h2d" : dst.device().is_cpu() ? "d2h" : "d2d";
-  DACPP_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), bytes, cudaMemcpyDefault, c.stream()), "copy ", dir, " of ",
-                   src.name().empty() ? shape_str(src.shape()) : "'" + src.name() + "'", " (", bytes, " bytes)");
-  if (src.device().is_cpu() || dst.device().is_cpu()) c.synchronize(str_cat("copy ", dir).c_str());
+  DACPP_CUDA_CHECK(cudaMemcpyAsync(dst.raw(), src.raw(), bytes, cudaMemcpyDefault, c.stream()), "copy ",
+                   direction(src, dst), " of ", src.name().empty() ? shape_str(src.shape()) : "'" + src.name() + "'",
+                   " (", bytes, " bytes)");
 }
 
-void upload_async(CudaContext& c, const void* host, void* dev, size_t bytes, const char* what) {
-  if (bytes == 0) return;
-  c.make_current();
-  DACPP_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, c.stream()), "upload of ", what, " (",
-                   bytes, " bytes)");
+void copy(CudaContext& c, const Tensor& src, Tensor& dst) {
+  copy_async(c, src, dst);
+  if (src.nbytes() > 0 && (src.device().is_cpu() || dst.device().is_cpu()))
+    c.synchronize(str_cat("copy ", direction(src, dst)).c_str());
 }
 
 void cast(CudaContext& c, const Tensor& src, Tensor& dst) {

@@ -106,9 +106,9 @@ void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corne
 // Byte copy between any residency pair (host/device), same shape and dtype; host memory may be pageable.
 // Synchronous when either side is on the host (the host buffer is safe to reuse on return).
 void copy(CudaContext& c, const Tensor& src, Tensor& dst);
-// Enqueues a copy of `bytes` from page-locked host memory (CudaContext::pinned) to device memory on c's stream and
-// returns at once: `host` must stay untouched until the stream has passed the copy (synchronize()).
-void upload_async(CudaContext& c, const void* host, void* dev, size_t bytes, const char* what);
+// copy() without the wait: enqueued on c's stream, returns at once. A host side must be page-locked
+// (CudaContext::pinned) and stay untouched until the stream has passed the copy (synchronize()).
+void copy_async(CudaContext& c, const Tensor& src, Tensor& dst);
 // dst = src converted between f32 / bf16 / f16 (round to nearest even), both on the device, same shape.
 void cast(CudaContext& c, const Tensor& src, Tensor& dst);
 

@@ -31,7 +31,7 @@ void abort_capture(CudaContext&) noexcept {}
 void launch(CudaContext&, const Graph&) { no_cuda("CUDA graph launch"); }
 float time_replays_ms(CudaContext&, const Graph&, int) { no_cuda("CUDA graph replay timing"); }
 void* pinned_staging(CudaContext&, size_t) { no_cuda("pinned staging memory"); }
-void upload_async(CudaContext&, const void*, void*, size_t, const char*) { no_cuda("upload_async"); }
+void copy_async(CudaContext&, const Tensor&, Tensor&) { no_cuda("copy_async"); }
 
 Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
 MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
