@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -40,6 +42,13 @@ struct GemmSpec {
 // Enqueues the GEMM on c's stream. `what` names the call in errors (Backend with cuBLAS's status text; fault
 // site blas.call). Throws Backend when cuBLASLt has no algorithm for the shape.
 void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias, const char* what);
+
+// Tests: the candidates tuning would time for this call (labels "algo<i>"), and the GEMM run
+// once with candidate `index` of that list (plan cache and tuned table untouched). InvalidArgument past the end.
+std::vector<std::string> gemm_candidate_labels(CudaContext& c, const GemmSpec& s, const void* a, const void* b,
+                                               void* d, const void* bias, const char* what);
+void gemm_candidate(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
+                    size_t index, const char* what);
 
 // The plans of one context (owned by CudaContext).
 class GemmPlans {
