@@ -109,6 +109,12 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({8, 32, 100, 70, 64, 3, 3, 1, 1, true, false, dt});   // 64-channel, 8-row tiles, batch 8
     out.push_back({1, 16, 9, 5, 24, 3, 3, 1, 1, true, false, dt});      // tiny image, one chunk
     out.push_back({1, 5, 9, 11, 7, 5, 3, 1, 2, true, true, dt});        // 5×3 stride 1: row-shifted, KH = 5
+    // stride-1 im2col: 100×45 (4500 pixels) takes the strided kernel, 101×45 (odd) the shared-memory one, in
+    // several row runs, the last one partial ...
+    out.push_back({1, 16, 100, 45, 24, 3, 3, 1, 1, true, false, dt});
+    out.push_back({1, 16, 101, 45, 24, 3, 3, 1, 1, true, false, dt});
+    // ... and a row too wide to stage, which takes the strided im2col kernel
+    out.push_back({1, 2, 6, 12001, 3, 3, 3, 1, 1, true, false, dt});
   }
   // the row-shifted GEMMs' kx-tap matrix of one image over 128 MiB (bf16: 768 × 302 × 300 × 2 bytes = 139 MB): banded
   out.push_back({1, 256, 300, 300, 16, 3, 3, 1, 1, true, false, DType::BF16});
@@ -137,11 +143,14 @@ TEST_F(Conv2dTuningTest, AlternativeOutOfMemoryIsSkipped) {
   Tensor b = test::random_tensor({32}, 63, 0.5f, "bias");
   Tensor xd = to_device(x, DType::BF16), wd = to_device(w, DType::BF16), bd = to_device(b, DType::F32);
   Tensor y = nan_output({1, 32, 53, 47}, DType::BF16);
-  const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
+  const cuda::ConvGeometry geom{1, 1, 1, 1};
+  ASSERT_FALSE(cuda::conv2d_shape_tuned(ctx().cuda(), xd, wd, bd, y, geom, cuda::Epilogue::Relu));
   fault::configure("device.alloc");
   ops::conv2d(ctx(), xd, wd, bd, y, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
   fault::configure("");
-  EXPECT_EQ(cuda::conv2d_tuned_count(ctx().cuda()), tuned + 1) << "the shape was not tuned";
+  // (Counting entries would not do: the row-shifted alternative tunes its own first GEMM's shape too.)
+  EXPECT_TRUE(cuda::conv2d_shape_tuned(ctx().cuda(), xd, wd, bd, y, geom, cuda::Epilogue::Relu))
+      << "the shape was not tuned";
   ops::Context cpu(Device::cpu());
   Tensor want = test::output_tensor({1, 32, 53, 47});
   ops::conv2d(cpu, x, w, b, want, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -324,7 +325,7 @@ void with_vector_width(long long count, const void* p, Run&& run) {
 
 template <typename T, int V>
 __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
-                              int rows) {
+                              int rows, long long ld) {
   const int band_p = rows * a.ow, khw = a.kh * a.kw;
   const int p0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
   if (p0 >= band_p) return;
@@ -357,7 +358,64 @@ __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, Conv
                  ? src[iy * a.w + ix]
                  : from_float<T>(0.f);
     }
-    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * band_p + p0) = *reinterpret_cast<const Vec*>(e);
+    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * ld + p0) = *reinterpret_cast<const Vec*>(e);
+  }
+}
+
+// Stride-1 im2col through shared memory. A block stages, for one channel of one image at a time, the input rows that
+// its R output rows read (zero-padded to W + 2·pw columns), then writes those output rows' pixels in each of the
+// channel's KH·KW rows of X̂, one 16-byte store per V pixels. Every input element is read from memory once (the
+// strided kernel above reads it KH·KW times, 2 bytes at a time), and with X̂'s rows padded to a multiple of V
+// (`ld`) the stores stay 16-byte even where OH·OW is odd (37², 19²: the strided kernel stored 2 bytes there).
+// R·OW is a multiple of V whenever the grid has more than one block along x (im2col_s1 chooses R so), so each
+// block's run in a row of X̂ starts aligned; the last block's run may end mid-vector (scalar tail).
+template <typename T>
+__global__ void __launch_bounds__(256) im2col_s1_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a,
+                                                        int n0, int nb, int oy0, int rows, long long ld, int R) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  extern __shared__ uint4 im2col_smem[];
+  T* s = reinterpret_cast<T*>(im2col_smem);
+  const int sw = a.w + 2 * a.pw, khw = a.kh * a.kw;
+  const int r0 = blockIdx.x * R, rb = min(R, rows - r0);
+  const int in_count = (rb + a.kh - 1) * sw, seg = rb * a.ow;
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  const int iy_base = oy0 + r0 - a.ph;
+  for (int ic = blockIdx.y; ic < nb * a.c; ic += gridDim.y) {
+    const int img = ic / a.c, ci = ic - img * a.c;
+    const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane;
+    __syncthreads();  // the previous channel's stage is read
+    for (int i = threadIdx.x; i < in_count; i += blockDim.x) {
+      const int r = i / sw, iy = iy_base + r, ix = i - r * sw - a.pw;
+      s[i] = static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) && static_cast<unsigned>(ix) <
+                     static_cast<unsigned>(a.w)
+                 ? src[static_cast<long long>(iy) * a.w + ix]
+                 : from_float<T>(0.f);
+    }
+    __syncthreads();
+    T* dst0 = col + (static_cast<long long>(img) * a.k_total + static_cast<long long>(ci) * khw) * ld +
+              static_cast<long long>(r0) * a.ow;
+    for (int t = 0; t < khw; ++t) {
+      const int ky = t / a.kw, kx = t - ky * a.kw;
+      T* dst = dst0 + static_cast<long long>(t) * ld;
+      for (int e = threadIdx.x * V; e < seg; e += blockDim.x * V) {
+        int r = e / a.ow, ox = e - r * a.ow;
+        const int live = min(V, seg - e);  // past the run's end there is no staged row to read
+        alignas(16) T v[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          v[j] = j < live ? s[(r + ky) * sw + ox + kx] : from_float<T>(0.f);
+          if (++ox == a.ow) {
+            ox = 0;
+            ++r;
+          }
+        }
+        if (live == V) {
+          *reinterpret_cast<uint4*>(dst + e) = *reinterpret_cast<const uint4*>(v);
+        } else {
+          for (int j = 0; j < live; ++j) dst[e + j] = v[j];
+        }
+      }
+    }
   }
 }
 
@@ -562,17 +620,58 @@ bool gemm_preferred(const Tensor& x, const ConvArgs& a) {
   return is_pointwise(a) || col_bytes_per_image(a, x.dtype()) <= kMaxColBytes;
 }
 
+// Rows of X̂ are `ld` elements apart: the band's pixel count rounded up to 8, so every row starts 16-byte aligned
+// (the GEMM then reads A with 16-byte-aligned columns) whatever OH·OW is.
+long long col_ld(long long band_p) { return (band_p + 7) / 8 * 8; }
+
+constexpr size_t kIm2colSmemBytes = 48 << 10;
+
+// The shared-memory kernel, for a stride-1 conv whose band of output pixels is not a multiple of 4 (where the
+// strided kernel stores 2 or 4 bytes at a time); false when it does not apply (that, a row of the image too wide to
+// stage KH rows of in 48 KiB, or X̂ not 16-byte aligned). Measured on the H200 in session 7 (im2col + GEMM per conv
+// in DA2-L's tuning log; the strided kernel's times from a run whose tuning still timed on the host clock, the
+// shared-memory kernel's from one timing GPU work alone, which can only lower a time): 37² 1024→256 3×3 129 → 94 µs;
+// but where the pixel count is a multiple of 4 the strided kernel, whose repeated gathers hit L1, was faster even
+// so (148² 256→256: 105 vs 127 µs; 296² 256→128: 384 vs 473 µs; 518² 128→32: 692 vs 828 µs), so those keep it.
 template <typename T>
-void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows) {
+bool im2col_s1(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows,
+               long long ld) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if (a.sh != 1 || a.sw != 1 || (static_cast<long long>(rows) * a.ow) % 4 == 0 ||
+      reinterpret_cast<uintptr_t>(col) % 16 != 0 || ld % V != 0)
+    return false;
+  const int q = V / std::gcd(a.ow, V);  // R·OW % V == 0 when q divides R
+  const long long row_bytes = static_cast<long long>(a.w + 2 * a.pw) * static_cast<long long>(sizeof(T));
+  const long long fit = static_cast<long long>(kIm2colSmemBytes) / row_bytes - (a.kh - 1);  // output rows that fit
+  long long r = (2048 + a.ow - 1) / a.ow;  // ~2048 pixels per block and row of X̂
+  r = (r + q - 1) / q * q;
+  if (r >= rows && rows <= fit) {
+    r = rows;  // one block along x: no alignment condition
+  } else {
+    r = std::min(r, fit / q * q);
+    if (r < q) return false;
+  }
+  const int R = static_cast<int>(r);
+  const size_t smem = static_cast<size_t>((R + a.kh - 1) * row_bytes);
+  const unsigned gx = static_cast<unsigned>((rows + R - 1) / R);
+  const unsigned gy = static_cast<unsigned>(std::min(nb * a.c, 65535));
+  im2col_s1_kernel<T><<<dim3(gx, gy), 256, smem, c.stream()>>>(x, col, a, n0, nb, oy0, rows, ld, R);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col_s1");
+  return true;
+}
+
+template <typename T>
+void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows, long long ld) {
+  if (im2col_s1<T>(c, x, col, a, n0, nb, oy0, rows, ld)) return;
   const int band_p = rows * a.ow;
   const int kn = nb * a.k_total;
-  with_vector_width<T>(band_p, col, [&](auto vec) {
+  with_vector_width<T>(band_p, col, [&](auto vec) {  // ld is a multiple of 8: every row starts aligned as col does
     constexpr int V = decltype(vec)::value;
     const int gx = (band_p / V + 255) / 256;
     // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
     im2col_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
-        x, col, a, n0, nb, oy0, rows);
+        x, col, a, n0, nb, oy0, rows, ld);
   });
   DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
@@ -582,12 +681,14 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
                const std::string& what) {
   const long long p = static_cast<long long>(a.oh) * a.ow;
   const bool pointwise = is_pointwise(a);
-  const size_t per_img = col_bytes_per_image(a, x.dtype());
-  const size_t per_row = per_img / static_cast<size_t>(a.oh);
+  const size_t per_img = dtype_nbytes(x.dtype(), static_cast<int64_t>(a.k_total) * col_ld(p));  // X̂ of an image
+  const size_t per_row = col_bytes_per_image(a, x.dtype()) / static_cast<size_t>(a.oh);
   const bool banded = !pointwise && per_img > kMaxColBytes;
   const int chunk = pointwise || banded ? (pointwise ? a.n : 1)
                                         : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
   const int band_rows = banded ? static_cast<int>(std::max<size_t>(1, kMaxColBytes / per_row)) : a.oh;
+  const size_t band_bytes =
+      dtype_nbytes(x.dtype(), static_cast<int64_t>(a.k_total) * col_ld(static_cast<long long>(band_rows) * a.ow));
   GemmSpec g;
   g.n = a.o;
   g.k = a.k_total;
@@ -596,8 +697,7 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   g.stride_d = static_cast<int64_t>(a.o) * p;
   g.dtype = x.dtype();
   T* col = pointwise ? nullptr
-                     : static_cast<T*>(c.scratch(banded ? per_row * static_cast<size_t>(band_rows)
-                                                        : per_img * static_cast<size_t>(chunk),
+                     : static_cast<T*>(c.scratch(banded ? band_bytes : per_img * static_cast<size_t>(chunk),
                                                  "conv2d im2col"));
   const T* xp = static_cast<const T*>(x.raw());
   T* yp = static_cast<T*>(y.raw());
@@ -607,13 +707,15 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
       const int rows = std::min(band_rows, a.oh - oy0);
       const long long band_p = static_cast<long long>(rows) * a.ow;
       const T* src = xp + static_cast<long long>(n0) * a.c * a.h * a.w;
+      long long ld = band_p;
       if (!pointwise) {
-        im2col<T>(c, xp, col, a, n0, nb, oy0, rows);
+        ld = col_ld(band_p);
+        im2col<T>(c, xp, col, a, n0, nb, oy0, rows, ld);
         src = col;
       }
       g.m = band_p;
-      g.lda = band_p;
-      g.stride_a = static_cast<int64_t>(a.k_total) * band_p;
+      g.lda = ld;
+      g.stride_a = static_cast<int64_t>(a.k_total) * ld;
       g.batch = nb;
       gemm(c, g, src, w.raw(), yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow,
            nullptr, what.c_str());
@@ -728,6 +830,13 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const ConvArgs& a
   return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
 }
 
+// The tuned table's key of a conv shape.
+std::string tuning_key(const Tensor& x, const float* bias, const Tensor& y, const ConvArgs& a) {
+  return str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow,
+                 ",", a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",",
+                 dtype_name(x.dtype()), ",", direct3x3_applies(x, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+}
+
 // The algorithm for this shape: tuned on first use (tuned_choice: every applicable algorithm timed, the fastest
 // recorded for the device and process); the fixed rules of heuristic_algo when tuning cannot run. run_conv runs
 // the choice once more, so y always holds the chosen algorithm's result.
@@ -740,10 +849,7 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
-  const std::string key =
-      str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
-              a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
-              direct3x3_applies(x, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+  const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
   const int choice = tuned_choice(
       c, key, static_cast<int>(candidates.size()), static_cast<int>(at - candidates.begin()),
@@ -816,6 +922,12 @@ void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
 
 size_t conv2d_tuned_count(const CudaContext& c) { return c.tuned_count(); }
 
+bool conv2d_shape_tuned(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const ConvGeometry& g, Epilogue act) {
+  const ConvArgs a = make_args(x, w, y, g, act);
+  return c.tuned(tuning_key(x, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a)) >= 0;
+}
+
 // Every vector width with_vector_width can pick for T: the im2col and bias+ReLU kernels at that width.
 template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
 void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
@@ -843,6 +955,9 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
       {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
       {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
+      {"conv2d_im2col_s1<f32>", reinterpret_cast<const void*>(&im2col_s1_kernel<float>)},
+      {"conv2d_im2col_s1<bf16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__nv_bfloat16>)},
+      {"conv2d_im2col_s1<f16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__half>)},
       {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
       {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
       {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},

@@ -26,5 +26,8 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 
 // How many per-shape choices the context's autotuner holds (conv2d tunes each new shape once; bounded).
 size_t conv2d_tuned_count(const CudaContext& c);
+// Whether conv2d's tuning has recorded a choice for this call's shape (tests).
+bool conv2d_shape_tuned(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const ConvGeometry& g, Epilogue act);
 
 }  // namespace dacpp::cuda
