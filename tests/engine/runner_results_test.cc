@@ -60,7 +60,8 @@ TEST(RunnerResults, PhaseTimesOnlyWhenAsked) {
   EXPECT_GT(on.launch_ms, 0.0) << "the CPU computes the network under launch";
   EXPECT_EQ(on.gpu_wait_ms, 0.0);
   EXPECT_LE(on.input_ms + on.launch_ms + on.gpu_wait_ms + on.output_ms, total);
-  EXPECT_GT(on.launch_ms, on.input_ms + on.output_ms) << "staging and copies cost more than the network?";
+  // (No comparison between the phases' lengths: on a loaded CI machine any of them can stall; a run of the parallel
+  // suite once saw input + output 4.1 ms against 3.4 ms of network on this tiny model.)
   runner.set_phase_timing(false);
   runner.forward(x);
   EXPECT_EQ(runner.last_phases().launch_ms, on.launch_ms);
