@@ -8,14 +8,16 @@
 //   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
-// im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB; 1×1
-// convs are one GEMM on x itself. Row-shifted GEMMs (conv_row_gemm) run convs with vertical stride 1 from a matrix
-// holding only the kx taps (a third of im2col's for 3×3): one accumulating GEMM per ky. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
+// im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB (rows of
+// the matrix padded to a multiple of 8 elements; gathered by a strided kernel, or through shared memory for stride-1
+// convs on maps whose pixel count is not a multiple of 4); 1×1 convs are one GEMM on x itself. Row-shifted GEMMs
+// (conv_row_gemm) run convs with vertical stride 1 from a matrix holding only the kx taps (a third of im2col's for
+// 3×3): one accumulating GEMM per ky. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
-// the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
-// algorithm (benchmarks, tests).
+// the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
+// (conv2d_variants.cuh) force one algorithm (benchmarks, tests).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
