@@ -69,6 +69,7 @@ if has bench; then
   done
   tail -20 "$OUT/torch_gpu.txt"
   for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"graph_replay_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
+  for f in "$OUT"/bench_*.json; do python3 -c "import json,sys; p=json.load(open(sys.argv[1])).get('phases_ms'); p and print(sys.argv[1].split('/')[-1], 'phases', p)" "$f" 2>/dev/null; done
 fi
 
 pack
@@ -91,6 +92,10 @@ PY
       tol=1e-2; [ $p = f32 ] && tol=1e-4
       python3 scripts/parity/compare.py $d/ref /tmp/o/da3-$m-$p --tol $tol --names depth depth_conf extrinsics intrinsics 2>&1
     done
+    # The official code's own bf16 error on the same network (its bf16-autocast forward against its f32 one).
+    echo "== da3-$m official bf16-autocast"
+    python3 scripts/parity/da3_official_bf16.py .carry $d /tmp/o/da3-$m-official-bf16 2>&1 | tail -1
+    python3 scripts/parity/compare.py $d/ref /tmp/o/da3-$m-official-bf16 --tol 1e-2 --names depth depth_conf extrinsics intrinsics 2>&1
   done > "$OUT/da3_parity.txt" 2>&1
   grep -E "==|depth|extrinsics|intrinsics" "$OUT/da3_parity.txt" | head -40
   [ -n "${DA3_PARITY_ONLY:-}" ] && D3=()  # parity only: no timing below
@@ -115,7 +120,7 @@ if has profile; then
   for m in ${PROFILE_MODELS:-${MODELS[@]}}; do
     [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
       $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
-    $NCU --metrics gpu__time_duration.sum --csv $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
+    $NCU --metrics gpu__time_duration.sum --cache-control none --clock-control none --csv $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
       --size 518 --runs 2 --warmup 1 > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
     python3 - "$OUT/ncu_$m.csv" <<'PY'
 import csv, sys, collections

@@ -5,6 +5,7 @@
 
 #include "core/crash_context.h"
 #include "core/log.h"
+#include "backends/cuda/cuda_ops.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
 #include "models/camera_decoder.h"
@@ -86,6 +87,11 @@ models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::F
 
 models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDumps* dumps,
                                         const RunOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const Clock::time_point t0 = Clock::now();
   crash::ScopedStage stage("backbone");  // the model sets "head" when it gets there
   crash::crash_point("worker.crash");
   arena_.reset();
@@ -95,12 +101,27 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   rs.want_rays = options.want_rays;
   apply_ray_pose_options(model_->config(), options, rs);
   const Tensor x = input_to_device(ctx_, arena_, input);
-  if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_)
-    return outputs_to_host(model_->net().forward(rs, x), dumps);
-  const std::string key = str_cat(shape_str(x.shape()), dtype_name(x.dtype()), options.want_rays ? "+rays" : "",
-                                  options.ray_pose ? "+raypose" : "",
-                                  static_cast<int>(options.ref_view_strategy));
-  return outputs_to_host(forward_graphed(rs, x, key), nullptr);
+  const Clock::time_point t1 = Clock::now();
+  models::ModelOutputs out;
+  if (ctx_.device().is_cpu() || dumps != nullptr || !cuda_graphs_) {
+    out = model_->net().forward(rs, x);
+  } else {
+    const std::string key = str_cat(shape_str(x.shape()), dtype_name(x.dtype()), options.want_rays ? "+rays" : "",
+                                    options.ray_pose ? "+raypose" : "",
+                                    static_cast<int>(options.ref_view_strategy));
+    out = forward_graphed(rs, x, key);
+  }
+  if (!time_phases_) return outputs_to_host(std::move(out), dumps);
+  const Clock::time_point t2 = Clock::now();
+  Clock::time_point t3 = t2;  // the CPU computed it all under launch
+  if (!ctx_.device().is_cpu()) {
+    cuda::synchronize(ctx_.cuda(), "phase timing: the forward");
+    t3 = Clock::now();
+  }
+  out = outputs_to_host(std::move(out), dumps);
+  const Clock::time_point t4 = Clock::now();
+  phases_ = Phases{ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t3, t4)};
+  return out;
 }
 
 models::ModelOutputs Runner::forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key) {

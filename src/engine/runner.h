@@ -97,6 +97,18 @@ class Runner {
   };
   DeviceMemory device_memory();
 
+  // Where the host-clock time of the network forward (forward() minus its result wrapping) goes, for the most
+  // recent forward while phase timing is on (all zero otherwise): input = staging the input on the device (the
+  // CPU: nothing); launch = enqueueing the network (a graph replay, or the eager ops; on the CPU the whole
+  // computation); gpu_wait = waiting for the device to finish it (0 on the CPU); output = the model's host-side
+  // finish and the copies back. On a GPU, timing adds one wait for the stream between launch and output (the output
+  // copy would wait there anyway).
+  struct Phases {
+    double input_ms = 0, launch_ms = 0, gpu_wait_ms = 0, output_ms = 0;
+  };
+  void set_phase_timing(bool on) { time_phases_ = on; }
+  const Phases& last_phases() const { return phases_; }
+
  private:
   // The network outputs, as host f32 tensors (device outputs are copied back).
   models::ModelOutputs forward_raw(const Tensor& input, models::ForwardDumps* dumps, const RunOptions& options);
@@ -113,6 +125,8 @@ class Runner {
   models::PosEmbedCache pos_cache_;
   GraphCache graphs_;
   bool cuda_graphs_ = true;
+  bool time_phases_ = false;
+  Phases phases_;
 };
 
 }  // namespace dacpp

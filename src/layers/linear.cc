@@ -4,8 +4,14 @@
 
 namespace dacpp::layers {
 
-Linear::Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias)
-    : in_(in), out_(out), w_(fetch(mf, weight_name(prefix), {out, in})), b_(fetch_bias(mf, prefix, out, bias)) {}
+Linear::Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias,
+               WeightPrecision precision)
+    : in_(in),
+      out_(out),
+      precision_(precision),
+      w_(precision == WeightPrecision::F32 ? fetch_keep_f32(mf, weight_name(prefix), {out, in})
+                                           : fetch(mf, weight_name(prefix), {out, in})),
+      b_(fetch_bias(mf, prefix, out, bias)) {}
 
 Tensor Linear::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
   // x: [..., in] → y: [..., out]
@@ -13,7 +19,7 @@ Tensor Linear::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
   DACPP_CHECK(!s.empty(), ErrorCode::InvalidArgument, "linear '", w_.name(), "': input '", x.name(),
               "' is a scalar");
   s.back() = out_;
-  Tensor y = ex.alloc(s, "linear.out");
+  Tensor y = precision_ == WeightPrecision::F32 ? ex.alloc_f32(s, "linear.out") : ex.alloc(s, "linear.out");
   forward_into(ex, x, y, act);
   return y;
 }

@@ -9,12 +9,17 @@
 
 namespace dacpp::layers {
 
+// Whether a layer's weight takes the model's precision (Model) or stays f32 on any device (F32; its inputs and
+// outputs are then f32 activations).
+enum class WeightPrecision { Model, F32 };
+
 class Linear {
  public:
   // Fetches and shape-checks the weight and (per `bias`) the bias. Throws InvalidModel naming the tensor.
-  Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias = Bias::Required);
+  Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias = Bias::Required,
+         WeightPrecision precision = WeightPrecision::Model);
 
-  // x: [..., in] → a new [..., out] activation from the arena.
+  // x: [..., in] → a new [..., out] activation from the arena (f32 for a WeightPrecision::F32 layer).
   Tensor forward(Exec& ex, const Tensor& x, ops::Activation act = ops::Activation::None) const;
   // Same, into a preallocated y: [..., out] (must not alias x).
   void forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act = ops::Activation::None) const;
@@ -26,6 +31,7 @@ class Linear {
 
  private:
   int64_t in_, out_;
+  WeightPrecision precision_;
   Tensor w_, b_;
 };
 

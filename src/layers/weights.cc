@@ -9,6 +9,10 @@ Tensor fetch(const ModelFile& mf, const std::string& name, const Shape& expected
   return mf.tensor_f32(name, expected);
 }
 
+Tensor fetch_keep_f32(const ModelFile& mf, const std::string& name, const Shape& expected) {
+  return mf.device_f32(name, expected);
+}
+
 Tensor fetch_bias(const ModelFile& mf, const std::string& prefix, int64_t n, Bias policy) {
   const std::string name = bias_name(prefix);
   switch (policy) {

@@ -22,6 +22,10 @@ std::string bias_name(const std::string& prefix);
 // or has another shape.
 Tensor fetch(const ModelFile& mf, const std::string& name, const Shape& expected);
 
+// Same as fetch, but placed on the model's device in f32 whatever the model's precision (layers upstream runs in
+// fp32 under autocast, e.g. DA3's camera decoder).
+Tensor fetch_keep_f32(const ModelFile& mf, const std::string& name, const Shape& expected);
+
 // The bias of layer `prefix` with shape [n] per `policy`; an undefined Tensor when there is none. Throws
 // InvalidModel when Required and missing, or when present with a wrong shape.
 Tensor fetch_bias(const ModelFile& mf, const std::string& prefix, int64_t n, Bias policy);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "formats/tensor_names.h"
+#include "ops/copy.h"
 #include "ops/permute.h"
 #include "ops/transfer.h"
 
@@ -11,6 +12,7 @@ namespace dacpp::models {
 namespace {
 
 constexpr int64_t kEncoding = 9;
+constexpr layers::WeightPrecision kF32 = layers::WeightPrecision::F32;
 
 // quat_to_mat (xyzw, scalar last): divides by |q|², so q need not be unit.
 void quat_to_mat(const float* q, float r[9]) {
@@ -30,11 +32,11 @@ void quat_to_mat(const float* q, float r[9]) {
 }  // namespace
 
 CameraDecoder::CameraDecoder(const ModelFile& mf, int64_t dim)
-    : bb0_(mf, names::cam("bb0"), dim, dim),
-      bb2_(mf, names::cam("bb2"), dim, dim),
-      fc_t_(mf, names::cam("fc_t"), dim, 3),
-      fc_q_(mf, names::cam("fc_q"), dim, 4),
-      fc_fov_(mf, names::cam("fc_fov"), dim, 2) {}
+    : bb0_(mf, names::cam("bb0"), dim, dim, layers::Bias::Required, kF32),
+      bb2_(mf, names::cam("bb2"), dim, dim, layers::Bias::Required, kF32),
+      fc_t_(mf, names::cam("fc_t"), dim, 3, layers::Bias::Required, kF32),
+      fc_q_(mf, names::cam("fc_q"), dim, 4, layers::Bias::Required, kF32),
+      fc_fov_(mf, names::cam("fc_fov"), dim, 2, layers::Bias::Required, kF32) {}
 
 Tensor CameraDecoder::forward(RunState& rs, const Tensor& tokens) const {
   // tokens: [S, D] → rows [9, S] = [t | q | fov]ᵀ
@@ -43,9 +45,14 @@ Tensor CameraDecoder::forward(RunState& rs, const Tensor& tokens) const {
               "camera decoder: tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [S, ",
               bb0_.in_features(), "]");
   const int64_t s = tokens.dim(0);
-  Tensor rows = ex.alloc({kEncoding, s}, "pose_enc.rows");
+  Tensor rows = ex.alloc_f32({kEncoding, s}, "pose_enc.rows");
   layers::ArenaScope scope(ex.arena);
-  Tensor h = bb0_.forward(ex, tokens, ops::Activation::Relu);
+  Tensor x = tokens;
+  if (x.dtype() != DType::F32) {  // a bf16 / f16 model: the decoder still runs in f32, as upstream's
+    x = ex.alloc_f32(tokens.shape(), "cam_dec.tokens.f32");
+    ops::cast(ex.ctx, tokens, x);
+  }
+  Tensor h = bb0_.forward(ex, x, ops::Activation::Relu);
   h = bb2_.forward(ex, h, ops::Activation::Relu);
   // The three heads' [S, k] outputs transposed into rows [0, 3), [3, 7), [7, 9) of the encoding.
   const Tensor parts[] = {fc_t_.forward(ex, h), fc_q_.forward(ex, h), fc_fov_.forward(ex, h, ops::Activation::Relu)};

@@ -19,7 +19,8 @@ class CameraDecoder {
   CameraDecoder(const ModelFile& mf, int64_t dim);
 
   // tokens: [S, D] (activations on the device) → the encoding as rows [9, S] (t | q | fov, one column per view)
-  // on the same device, in the activation dtype. Nothing is copied to the host here, so the forward stays
+  // on the same device, in f32: the decoder's weights stay f32 and it runs in f32 whatever the model's precision
+  // (upstream runs cam_dec with autocast off). Nothing is copied to the host here, so the forward stays
   // capturable as a CUDA graph; finish_cameras() turns it into cameras afterwards.
   Tensor forward(RunState& rs, const Tensor& tokens) const;
 

@@ -50,6 +50,24 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   Tensor y3 = nan_output({c.n, c.o, oh, ow}, c.dt);
   cuda::conv2d_im2col_gemm(ctx().cuda(), xd, wd, bd, y3, g, e);
   expect_close(y3, want, c.dt, "conv2d im2col + cuBLASLt");
+  // The row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky) take vertical stride 1, KH > 1.
+  Tensor y6 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  if (c.stride == 1 && c.kh > 1) {
+    cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);
+    expect_close(y6, want, c.dt, "conv2d row-shifted GEMMs");
+    // A weight without owned storage: its ky-major copy shares the scratch with the gathered taps.
+    const Tensor w_view = Tensor::view(wd.raw(), wd.shape(), wd.dtype(), wd.device(), nullptr, "w (borrowed)");
+    Tensor y7 = nan_output({c.n, c.o, oh, ow}, c.dt);
+    cuda::conv2d_row_gemm(ctx().cuda(), xd, w_view, bd, y7, g, e);
+    expect_close(y7, want, c.dt, "conv2d row-shifted GEMMs, borrowed weight");
+  } else {
+    try {
+      cuda::conv2d_row_gemm(ctx().cuda(), xd, wd, bd, y6, g, e);
+      ADD_FAILURE() << "row-shifted GEMMs accepted stride " << c.stride << ", KH " << c.kh;
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
+    }
+  }
   if (c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 1 && c.pad == 1 && c.c % 16 == 0) {
     for (int wm : {1, 2})
       for (int th : {8, 16}) {
@@ -90,7 +108,16 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({4, 64, 90, 70, 64, 3, 3, 1, 1, false, true, dt});    // 64-channel, 8-row tiles, no bias
     out.push_back({8, 32, 100, 70, 64, 3, 3, 1, 1, true, false, dt});   // 64-channel, 8-row tiles, batch 8
     out.push_back({1, 16, 9, 5, 24, 3, 3, 1, 1, true, false, dt});      // tiny image, one chunk
+    out.push_back({1, 5, 9, 11, 7, 5, 3, 1, 2, true, true, dt});        // 5×3 stride 1: row-shifted, KH = 5
+    // stride-1 im2col: 100×45 (4500 pixels) takes the strided kernel, 101×45 (odd) the shared-memory one, in
+    // several row runs, the last one partial ...
+    out.push_back({1, 16, 100, 45, 24, 3, 3, 1, 1, true, false, dt});
+    out.push_back({1, 16, 101, 45, 24, 3, 3, 1, 1, true, false, dt});
+    // ... and a row too wide to stage, which takes the strided im2col kernel
+    out.push_back({1, 2, 6, 12001, 3, 3, 3, 1, 1, true, false, dt});
   }
+  // the row-shifted GEMMs' kx-tap matrix of one image over 128 MiB (bf16: 768 × 302 × 300 × 2 bytes = 139 MB): banded
+  out.push_back({1, 256, 300, 300, 16, 3, 3, 1, 1, true, false, DType::BF16});
   // im2col of one image over 128 MiB (bf16: 1152 × 300² × 2 bytes = 207 MB): the GEMM path runs in row bands
   out.push_back({1, 128, 300, 300, 16, 3, 3, 1, 1, true, true, DType::BF16});
   out.push_back({2, 64, 260, 250, 8, 3, 3, 1, 1, true, false, DType::F32});  // f32: 576 × 65000 × 4 = 150 MB
@@ -116,11 +143,14 @@ TEST_F(Conv2dTuningTest, AlternativeOutOfMemoryIsSkipped) {
   Tensor b = test::random_tensor({32}, 63, 0.5f, "bias");
   Tensor xd = to_device(x, DType::BF16), wd = to_device(w, DType::BF16), bd = to_device(b, DType::F32);
   Tensor y = nan_output({1, 32, 53, 47}, DType::BF16);
-  const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
+  const cuda::ConvGeometry geom{1, 1, 1, 1};
+  ASSERT_FALSE(cuda::conv2d_shape_tuned(ctx().cuda(), xd, wd, bd, y, geom, cuda::Epilogue::Relu));
   fault::configure("device.alloc");
   ops::conv2d(ctx(), xd, wd, bd, y, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
   fault::configure("");
-  EXPECT_EQ(cuda::conv2d_tuned_count(ctx().cuda()), tuned + 1) << "the shape was not tuned";
+  // (Counting entries would not do: the row-shifted alternative tunes its own first GEMM's shape too.)
+  EXPECT_TRUE(cuda::conv2d_shape_tuned(ctx().cuda(), xd, wd, bd, y, geom, cuda::Epilogue::Relu))
+      << "the shape was not tuned";
   ops::Context cpu(Device::cpu());
   Tensor want = test::output_tensor({1, 32, 53, 47});
   ops::conv2d(cpu, x, w, b, want, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);

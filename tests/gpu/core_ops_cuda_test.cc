@@ -2,6 +2,9 @@
 // inputs, in f32 (tol 1e-5 rel L2) and bf16 / f16 (tol 1e-2).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/elementwise.h"
 #include "ops/layer_norm.h"
@@ -51,6 +54,44 @@ TEST_F(CoreOpsCudaTest, LinearMatchesCpu) {
       Tensor want = test::output_tensor(ys);
       ops::linear(cpu_, x, w, b, want, c.act);
       expect_close(y, want, dt, what);
+    }
+  }
+}
+
+// Every cuBLASLt candidate the tuning may choose gives the linear's result (not only the one this process's tuning
+// happened to pick): shapes with few output tiles and a long K, with the fused bias / GELU / ReLU epilogues.
+TEST_F(CoreOpsCudaTest, EveryGemmCandidateMatchesCpu) {
+  if (IsSkipped()) return;
+  const LinearCase cases[] = {
+      {{1369, 2304}, 256, true, ops::Activation::None},  // a DPT head 3×3 conv's im2col GEMM, 37² (K = 9·256)
+      {{1370, 4096}, 1024, true, ops::Activation::None},  // ViT-L fc2
+      {{361, 1024}, 512, true, ops::Activation::Gelu},
+      {{200, 3072}, 96, false, ops::Activation::Relu},
+  };
+  for (const LinearCase& c : cases) {
+    for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+      Tensor x = test::random_tensor(c.x, 11, 1.f, "x");
+      Tensor w = test::random_tensor({c.n, c.x.back()}, 12, 0.05f, "w");
+      Tensor b = c.bias ? test::random_tensor({c.n}, 13, 0.5f, "bias") : Tensor();
+      Tensor xd = to_device(x, dt), wd = to_device(w, dt);
+      Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
+      Shape ys = c.x;
+      ys.back() = c.n;
+      Tensor want = test::output_tensor(ys);
+      ops::linear(cpu_, x, w, b, want, c.act);
+      const auto act = static_cast<cuda::Epilogue>(c.act);
+      Tensor probe = nan_output(ys, dt);
+      const std::vector<std::string> labels = cuda::linear_gemm_candidates(ctx().cuda(), xd, wd, bd, probe, act);
+      ASSERT_FALSE(labels.empty());
+      for (size_t i = 0; i < labels.size(); ++i) {
+        const std::string what = str_cat("linear x", shape_str(c.x), " n", c.n, " ", nntest::tag(dt), " ", labels[i]);
+        SCOPED_TRACE(what);
+        Tensor y = nan_output(ys, dt);
+        cuda::linear_with_gemm_candidate(ctx().cuda(), xd, wd, bd, y, act, i);
+        expect_close(y, want, dt, what);
+      }
+      Tensor y = nan_output(ys, dt);
+      EXPECT_THROW(cuda::linear_with_gemm_candidate(ctx().cuda(), xd, wd, bd, y, act, labels.size()), Error);
     }
   }
 }

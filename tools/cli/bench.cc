@@ -97,6 +97,23 @@ Command register_bench(CLI::App& app) {
               times.push_back(ms_since(t0));
             }
             std::sort(times.begin(), times.end());
+            // Then up to 20 more forwards with phase timing on (one extra wait for the GPU each, so apart from
+            // the timed runs above): the median of each phase.
+            runner.set_phase_timing(true);
+            std::vector<double> input_ms, launch_ms, wait_ms, output_ms;
+            for (int i = 0; i < std::min(o->runs, 20); ++i) {
+              runner.forward(x);
+              const Runner::Phases& ph = runner.last_phases();
+              input_ms.push_back(ph.input_ms);
+              launch_ms.push_back(ph.launch_ms);
+              wait_ms.push_back(ph.gpu_wait_ms);
+              output_ms.push_back(ph.output_ms);
+            }
+            runner.set_phase_timing(false);
+            const auto median_of = [](std::vector<double> v) {
+              std::sort(v.begin(), v.end());
+              return v[v.size() / 2];
+            };
             const Runner::DeviceMemory mem = runner.device_memory();
             const double median = times[times.size() / 2];
             nlohmann::json j = {{"model", o->model},   {"width", w},
@@ -112,6 +129,10 @@ Command register_bench(CLI::App& app) {
                                 {"device_runner_peak_mb", mem.peak_bytes / 1048576.0},
                                 {"device_total_peak_mb", (model->device_weight_bytes() + mem.peak_bytes) / 1048576.0},
                                 {"gpu_used_mb", mem.gpu_used_bytes / 1048576.0}};
+            j["phases_ms"] = {{"input", median_of(input_ms)},
+                              {"launch", median_of(launch_ms)},
+                              {"gpu_wait", median_of(wait_ms)},
+                              {"output", median_of(output_ms)}};
             // The network's GPU time alone (no input / output copies): what PyTorch timings of model(x) measure.
             if (const std::optional<double> gpu_ms = runner.graph_replay_ms(o->runs)) {
               j["graph_replay_ms"] = *gpu_ms;
@@ -126,6 +147,9 @@ Command register_bench(CLI::App& app) {
                           "peak RSS %.1f MB\n",
                           load_ms, median, times.front(), times.back(), o->runs, j["images_per_s"].get<double>(),
                           j["peak_rss_mb"].get<double>());
+              std::printf("phases (median ms): input %.3f | launch %.3f | GPU wait %.3f | output %.3f\n",
+                          j["phases_ms"]["input"].get<double>(), j["phases_ms"]["launch"].get<double>(),
+                          j["phases_ms"]["gpu_wait"].get<double>(), j["phases_ms"]["output"].get<double>());
               if (j.contains("graph_replay_ms"))
                 std::printf("GPU time of the forward alone (CUDA graph replay, no copies): %.3f ms | %.2f img/s\n",
                             j["graph_replay_ms"].get<double>(), j["graph_images_per_s"].get<double>());

@@ -8,16 +8,20 @@
 //   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
-// im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB; 1×1
-// convs are one GEMM on x itself. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
+// im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB (rows of
+// the matrix padded to a multiple of 8 elements; gathered by a strided kernel, or through shared memory for stride-1
+// convs on maps whose pixel count is not a multiple of 4); 1×1 convs are one GEMM on x itself. Row-shifted GEMMs
+// (conv_row_gemm) run convs with vertical stride 1 from a matrix holding only the kx taps (a third of im2col's for
+// 3×3): one accumulating GEMM per ky. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
 // blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
-// the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_direct3x3 (conv2d_variants.cuh) force one
-// algorithm (benchmarks, tests).
+// the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
+// (conv2d_variants.cuh) force one algorithm (benchmarks, tests).
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -323,7 +327,7 @@ void with_vector_width(long long count, const void* p, Run&& run) {
 
 template <typename T, int V>
 __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
-                              int rows) {
+                              int rows, long long ld) {
   const int band_p = rows * a.ow, khw = a.kh * a.kw;
   const int p0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
   if (p0 >= band_p) return;
@@ -356,7 +360,64 @@ __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, Conv
                  ? src[iy * a.w + ix]
                  : from_float<T>(0.f);
     }
-    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * band_p + p0) = *reinterpret_cast<const Vec*>(e);
+    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * ld + p0) = *reinterpret_cast<const Vec*>(e);
+  }
+}
+
+// Stride-1 im2col through shared memory. A block stages, for one channel of one image at a time, the input rows that
+// its R output rows read (zero-padded to W + 2·pw columns), then writes those output rows' pixels in each of the
+// channel's KH·KW rows of X̂, one 16-byte store per V pixels. Every input element is read from memory once (the
+// strided kernel above reads it KH·KW times, 2 bytes at a time), and with X̂'s rows padded to a multiple of V
+// (`ld`) the stores stay 16-byte even where OH·OW is odd (37², 19²: the strided kernel stored 2 bytes there).
+// R·OW is a multiple of V whenever the grid has more than one block along x (im2col_s1 chooses R so), so each
+// block's run in a row of X̂ starts aligned; the last block's run may end mid-vector (scalar tail).
+template <typename T>
+__global__ void __launch_bounds__(256) im2col_s1_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a,
+                                                        int n0, int nb, int oy0, int rows, long long ld, int R) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  extern __shared__ uint4 im2col_smem[];
+  T* s = reinterpret_cast<T*>(im2col_smem);
+  const int sw = a.w + 2 * a.pw, khw = a.kh * a.kw;
+  const int r0 = blockIdx.x * R, rb = min(R, rows - r0);
+  const int in_count = (rb + a.kh - 1) * sw, seg = rb * a.ow;
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  const int iy_base = oy0 + r0 - a.ph;
+  for (int ic = blockIdx.y; ic < nb * a.c; ic += gridDim.y) {
+    const int img = ic / a.c, ci = ic - img * a.c;
+    const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane;
+    __syncthreads();  // the previous channel's stage is read
+    for (int i = threadIdx.x; i < in_count; i += blockDim.x) {
+      const int r = i / sw, iy = iy_base + r, ix = i - r * sw - a.pw;
+      s[i] = static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) && static_cast<unsigned>(ix) <
+                     static_cast<unsigned>(a.w)
+                 ? src[static_cast<long long>(iy) * a.w + ix]
+                 : from_float<T>(0.f);
+    }
+    __syncthreads();
+    T* dst0 = col + (static_cast<long long>(img) * a.k_total + static_cast<long long>(ci) * khw) * ld +
+              static_cast<long long>(r0) * a.ow;
+    for (int t = 0; t < khw; ++t) {
+      const int ky = t / a.kw, kx = t - ky * a.kw;
+      T* dst = dst0 + static_cast<long long>(t) * ld;
+      for (int e = threadIdx.x * V; e < seg; e += blockDim.x * V) {
+        int r = e / a.ow, ox = e - r * a.ow;
+        const int live = min(V, seg - e);  // past the run's end there is no staged row to read
+        alignas(16) T v[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          v[j] = j < live ? s[(r + ky) * sw + ox + kx] : from_float<T>(0.f);
+          if (++ox == a.ow) {
+            ox = 0;
+            ++r;
+          }
+        }
+        if (live == V) {
+          *reinterpret_cast<uint4*>(dst + e) = *reinterpret_cast<const uint4*>(v);
+        } else {
+          for (int j = 0; j < live; ++j) dst[e + j] = v[j];
+        }
+      }
+    }
   }
 }
 
@@ -398,6 +459,155 @@ void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long l
   DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
 }
 
+// ---- row-shifted GEMMs (vertical stride 1) ----
+// The ky taps need not be gathered when the conv moves one input row per output row: with only the kx taps gathered,
+//   X̃[c·KW + kx, r, ox] = x[c, oy0 - ph + r, ox·sw - pw + kx]   (zero outside the image), r in [0, R + KH - 1),
+// output rows [oy0, oy0 + R) are  Y[o, oy, ox] = Σ_ky Σ_(c,kx) W[o, c, ky, kx] · X̃[c·KW + kx, oy - oy0 + ky, ox]:
+// KH GEMMs with K = C·KW, the ky-th reading X̃ offset by ky rows (ld (R + KH - 1)·OW) against a ky-major weight copy
+// Wk[ky, o, c·KW + kx] (built once per weight, CudaContext::derived), each after the first adding into D. X̃ is
+// about KW / (KH·KW) of im2col's X̂ (a third for 3×3), so a third of the gather traffic; chunked / banded as
+// conv_gemm is, against the same kMaxColBytes.
+
+size_t rowcol_bytes_per_image(const ConvArgs& a, DType dt) {
+  return dtype_nbytes(dt, static_cast<int64_t>(a.c) * a.kw * (a.oh + a.kh - 1) * a.ow);
+}
+
+bool row_gemm_applies(const ConvArgs& a) { return a.sh == 1 && a.kh > 1; }
+
+// A piece of X̃: images [n0, n0 + nb), input rows oy0 - ph + [0, rows_in), stored col[(image - n0)·C·KW + c·KW + kx]
+// [rows_in·OW]. Each thread writes V consecutive ox of one row (V divides OW, so a run never crosses a row) and
+// walks the rows of col by gridDim.y.
+template <typename T, int V>
+__global__ void rowcol_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
+                              int rows_in) {
+  const int plane_out = rows_in * a.ow;
+  const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+  if (e0 >= plane_out) return;
+  const int r = e0 / a.ow, ox0 = e0 - r * a.ow;
+  const int iy = oy0 - a.ph + r;
+  const bool row_ok = static_cast<unsigned>(iy) < static_cast<unsigned>(a.h);
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  const int ckw = a.c * a.kw, kn = nb * ckw;
+  using Vec = typename VecOf<V * sizeof(T)>::type;
+  for (int kr = blockIdx.y; kr < kn; kr += gridDim.y) {
+    const int img = kr / ckw, k = kr - img * ckw;
+    const int ci = k / a.kw, kx = k - ci * a.kw;
+    const T* src = x + (static_cast<long long>(n0 + img) * a.c + ci) * plane + (row_ok ? iy : 0) * a.w;
+    alignas(sizeof(Vec)) T e[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const int ix = (ox0 + v) * a.sw - a.pw + kx;
+      e[v] = row_ok && static_cast<unsigned>(ix) < static_cast<unsigned>(a.w) ? src[ix] : from_float<T>(0.f);
+    }
+    *reinterpret_cast<Vec*>(col + static_cast<long long>(kr) * plane_out + e0) = *reinterpret_cast<const Vec*>(e);
+  }
+}
+
+// dst[ky, o, c·KW + kx] = w[o, c, ky, kx].
+template <typename T>
+__global__ void ky_major_weights_kernel(const T* __restrict__ w, T* __restrict__ dst, int o_count, int c_count,
+                                        int kh, int kw) {
+  const long long n = static_cast<long long>(o_count) * c_count * kh * kw;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int kx = static_cast<int>(i % kw);
+    long long rest = i / kw;
+    const int ky = static_cast<int>(rest % kh);
+    rest /= kh;
+    const int ci = static_cast<int>(rest % c_count);
+    const long long o = rest / c_count;
+    dst[((ky * static_cast<long long>(o_count) + o) * c_count + ci) * kw + kx] = w[i];
+  }
+}
+
+constexpr int kDerivedKyMajor = 2;  // CudaContext::derived kind: row_gemm's ky-major weights
+
+template <typename T>
+void relayout_ky_major(CudaContext& c, const Tensor& w, const ConvArgs& a, void* dst) {
+  const long long n = static_cast<long long>(a.o) * a.c * a.kh * a.kw;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 1 << 16));
+  ky_major_weights_kernel<T><<<blocks, 256, 0, c.stream()>>>(static_cast<const T*>(w.raw()), static_cast<T*>(dst),
+                                                              a.o, a.c, a.kh, a.kw);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d ky-major weight relayout");
+}
+
+size_t ky_major_bytes(const ConvArgs& a, DType dt) {
+  return dtype_nbytes(dt, static_cast<int64_t>(a.o) * a.c * a.kh * a.kw);
+}
+
+template <typename T>
+void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows_in) {
+  const int plane_out = rows_in * a.ow;
+  const int kn = nb * a.c * a.kw;
+  with_vector_width<T>(a.ow, col, [&](auto vec) {
+    constexpr int V = decltype(vec)::value;
+    const int gx = (plane_out / V + 255) / 256;
+    const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
+    rowcol_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
+        x, col, a, n0, nb, oy0, rows_in);
+  });
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_rowcol");
+}
+
+template <typename T>
+void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+                   const std::string& what) {
+  const long long p = static_cast<long long>(a.oh) * a.ow;
+  const int ckw = a.c * a.kw;
+  const size_t per_img = rowcol_bytes_per_image(a, x.dtype());
+  const size_t per_row = dtype_nbytes(x.dtype(), static_cast<int64_t>(ckw) * a.ow);  // one input row of X̃
+  const bool banded = per_img > kMaxColBytes;
+  const int chunk = banded ? 1 : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
+  const long long rows_fit = static_cast<long long>(kMaxColBytes / per_row) - (a.kh - 1);
+  const int band_rows = banded ? static_cast<int>(std::clamp<long long>(rows_fit, 1, a.oh)) : a.oh;
+  const size_t col_raw = banded ? per_row * static_cast<size_t>(band_rows + a.kh - 1)
+                                : per_img * static_cast<size_t>(chunk);
+  const size_t col_bytes = (col_raw + 255) / 256 * 256;
+  // A model's weight keeps its ky-major copy (CudaContext::derived); a borrowed one (no owned storage) gets it
+  // behind X̃ in the same scratch, which a second scratch() call would replace.
+  std::shared_ptr<const void> wk;
+  T* col = nullptr;
+  if (w.storage()) {
+    wk = c.derived(w, kDerivedKyMajor, ky_major_bytes(a, x.dtype()),
+                   [&](void* dst) { relayout_ky_major<T>(c, w, a, dst); }, "conv2d ky-major weights");
+    col = static_cast<T*>(c.scratch(col_bytes, "conv2d row-shifted X"));
+  } else {
+    auto* mem = static_cast<char*>(c.scratch(col_bytes + ky_major_bytes(a, x.dtype()), "conv2d row-shifted X"));
+    col = reinterpret_cast<T*>(mem);
+    relayout_ky_major<T>(c, w, a, mem + col_bytes);
+    wk = std::shared_ptr<const void>(mem + col_bytes, [](const void*) {});
+  }
+  const auto* wkp = static_cast<const T*>(wk.get());
+  const T* xp = static_cast<const T*>(x.raw());
+  T* yp = static_cast<T*>(y.raw());
+  GemmSpec g;
+  g.n = a.o;
+  g.k = ckw;
+  g.ldb = ckw;
+  g.ldd = p;
+  g.stride_d = static_cast<int64_t>(a.o) * p;
+  g.dtype = x.dtype();
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    for (int oy0 = 0; oy0 < a.oh; oy0 += band_rows) {
+      const int rows = std::min(band_rows, a.oh - oy0), rows_in = rows + a.kh - 1;
+      const long long plane_in = static_cast<long long>(rows_in) * a.ow;
+      rowcol<T>(c, xp, col, a, n0, nb, oy0, rows_in);
+      g.m = static_cast<long long>(rows) * a.ow;
+      g.lda = plane_in;
+      g.stride_a = static_cast<int64_t>(ckw) * plane_in;
+      g.batch = nb;
+      T* d = yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow;
+      for (int ky = 0; ky < a.kh; ++ky) {
+        g.accumulate = ky > 0;
+        gemm(c, g, col + static_cast<long long>(ky) * a.ow, wkp + static_cast<long long>(ky) * a.o * ckw, d, nullptr,
+             what.c_str());
+      }
+    }
+  }
+  if (bias || a.relu) bias_act<T>(c, yp, bias, a, p);
+}
+
 bool is_pointwise(const ConvArgs& a) {
   return a.kh == 1 && a.kw == 1 && a.sh == 1 && a.sw == 1 && a.ph == 0 && a.pw == 0;
 }
@@ -412,17 +622,58 @@ bool gemm_preferred(const Tensor& x, const ConvArgs& a) {
   return is_pointwise(a) || col_bytes_per_image(a, x.dtype()) <= kMaxColBytes;
 }
 
+// Rows of X̂ are `ld` elements apart: the band's pixel count rounded up to 8, so every row starts 16-byte aligned
+// (the GEMM then reads A with 16-byte-aligned columns) whatever OH·OW is.
+long long col_ld(long long band_p) { return (band_p + 7) / 8 * 8; }
+
+constexpr size_t kIm2colSmemBytes = 48 << 10;
+
+// The shared-memory kernel, for a stride-1 conv whose band of output pixels is not a multiple of 4 (where the
+// strided kernel stores 2 or 4 bytes at a time); false when it does not apply (that, a row of the image too wide to
+// stage KH rows of in 48 KiB, or X̂ not 16-byte aligned). Measured on the H200 in session 7 (im2col + GEMM per conv
+// in DA2-L's tuning log; the strided kernel's times from a run whose tuning still timed on the host clock, the
+// shared-memory kernel's from one timing GPU work alone, which can only lower a time): 37² 1024→256 3×3 129 → 94 µs;
+// but where the pixel count is a multiple of 4 the strided kernel, whose repeated gathers hit L1, was faster even
+// so (148² 256→256: 105 vs 127 µs; 296² 256→128: 384 vs 473 µs; 518² 128→32: 692 vs 828 µs), so those keep it.
 template <typename T>
-void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows) {
+bool im2col_s1(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows,
+               long long ld) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if (a.sh != 1 || a.sw != 1 || (static_cast<long long>(rows) * a.ow) % 4 == 0 ||
+      reinterpret_cast<uintptr_t>(col) % 16 != 0 || ld % V != 0)
+    return false;
+  const int q = V / std::gcd(a.ow, V);  // R·OW % V == 0 when q divides R
+  const long long row_bytes = static_cast<long long>(a.w + 2 * a.pw) * static_cast<long long>(sizeof(T));
+  const long long fit = static_cast<long long>(kIm2colSmemBytes) / row_bytes - (a.kh - 1);  // output rows that fit
+  long long r = (2048 + a.ow - 1) / a.ow;  // ~2048 pixels per block and row of X̂
+  r = (r + q - 1) / q * q;
+  if (r >= rows && rows <= fit) {
+    r = rows;  // one block along x: no alignment condition
+  } else {
+    r = std::min(r, fit / q * q);
+    if (r < q) return false;
+  }
+  const int R = static_cast<int>(r);
+  const size_t smem = static_cast<size_t>((R + a.kh - 1) * row_bytes);
+  const unsigned gx = static_cast<unsigned>((rows + R - 1) / R);
+  const unsigned gy = static_cast<unsigned>(std::min(nb * a.c, 65535));
+  im2col_s1_kernel<T><<<dim3(gx, gy), 256, smem, c.stream()>>>(x, col, a, n0, nb, oy0, rows, ld, R);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col_s1");
+  return true;
+}
+
+template <typename T>
+void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int nb, int oy0, int rows, long long ld) {
+  if (im2col_s1<T>(c, x, col, a, n0, nb, oy0, rows, ld)) return;
   const int band_p = rows * a.ow;
   const int kn = nb * a.k_total;
-  with_vector_width<T>(band_p, col, [&](auto vec) {
+  with_vector_width<T>(band_p, col, [&](auto vec) {  // ld is a multiple of 8: every row starts aligned as col does
     constexpr int V = decltype(vec)::value;
     const int gx = (band_p / V + 255) / 256;
     // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
     im2col_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
-        x, col, a, n0, nb, oy0, rows);
+        x, col, a, n0, nb, oy0, rows, ld);
   });
   DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
@@ -432,12 +683,14 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
                const std::string& what) {
   const long long p = static_cast<long long>(a.oh) * a.ow;
   const bool pointwise = is_pointwise(a);
-  const size_t per_img = col_bytes_per_image(a, x.dtype());
-  const size_t per_row = per_img / static_cast<size_t>(a.oh);
+  const size_t per_img = dtype_nbytes(x.dtype(), static_cast<int64_t>(a.k_total) * col_ld(p));  // X̂ of an image
+  const size_t per_row = col_bytes_per_image(a, x.dtype()) / static_cast<size_t>(a.oh);
   const bool banded = !pointwise && per_img > kMaxColBytes;
   const int chunk = pointwise || banded ? (pointwise ? a.n : 1)
                                         : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
   const int band_rows = banded ? static_cast<int>(std::max<size_t>(1, kMaxColBytes / per_row)) : a.oh;
+  const size_t band_bytes =
+      dtype_nbytes(x.dtype(), static_cast<int64_t>(a.k_total) * col_ld(static_cast<long long>(band_rows) * a.ow));
   GemmSpec g;
   g.n = a.o;
   g.k = a.k_total;
@@ -446,8 +699,7 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   g.stride_d = static_cast<int64_t>(a.o) * p;
   g.dtype = x.dtype();
   T* col = pointwise ? nullptr
-                     : static_cast<T*>(c.scratch(banded ? per_row * static_cast<size_t>(band_rows)
-                                                        : per_img * static_cast<size_t>(chunk),
+                     : static_cast<T*>(c.scratch(banded ? band_bytes : per_img * static_cast<size_t>(chunk),
                                                  "conv2d im2col"));
   const T* xp = static_cast<const T*>(x.raw());
   T* yp = static_cast<T*>(y.raw());
@@ -457,13 +709,15 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
       const int rows = std::min(band_rows, a.oh - oy0);
       const long long band_p = static_cast<long long>(rows) * a.ow;
       const T* src = xp + static_cast<long long>(n0) * a.c * a.h * a.w;
+      long long ld = band_p;
       if (!pointwise) {
-        im2col<T>(c, xp, col, a, n0, nb, oy0, rows);
+        ld = col_ld(band_p);
+        im2col<T>(c, xp, col, a, n0, nb, oy0, rows, ld);
         src = col;
       }
       g.m = band_p;
-      g.lda = band_p;
-      g.stride_a = static_cast<int64_t>(a.k_total) * band_p;
+      g.lda = ld;
+      g.stride_a = static_cast<int64_t>(a.k_total) * ld;
       g.batch = nb;
       gemm(c, g, src, w.raw(), yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow,
            nullptr, what.c_str());
@@ -501,10 +755,11 @@ ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeomet
   return a;
 }
 
-enum class ConvPath { Auto, ImplicitGemm, Gemm };
+enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
-enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16 };
+// RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
+enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm };
 
 const char* algo_name(ConvAlgo algo) {
   switch (algo) {
@@ -514,6 +769,7 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::Direct1x16: return "direct3x3 32x16";
     case ConvAlgo::Direct2x8: return "direct3x3 64x8";
     case ConvAlgo::Direct2x16: return "direct3x3 64x16";
+    case ConvAlgo::RowGemm: return "row-shifted gemm";
   }
   return "?";
 }
@@ -539,6 +795,9 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
   if (algo == ConvAlgo::Gemm)
     return dispatch_float(x.dtype(), "conv2d",
                           [&](auto tag) { conv_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
+  if (algo == ConvAlgo::RowGemm)
+    return dispatch_float(x.dtype(), "conv2d",
+                          [&](auto tag) { conv_row_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
   switch (x.dtype()) {
     case DType::F32:
       return launch<float>(c.stream(), x, w, bias, y, a);
@@ -573,6 +832,13 @@ ConvAlgo heuristic_algo(const CudaContext& c, const Tensor& x, const ConvArgs& a
   return gemm_preferred(x, a) ? ConvAlgo::Gemm : ConvAlgo::Implicit;
 }
 
+// The tuned table's key of a conv shape.
+std::string tuning_key(const Tensor& x, const float* bias, const Tensor& y, const ConvArgs& a) {
+  return str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow,
+                 ",", a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",",
+                 dtype_name(x.dtype()), ",", direct3x3_applies(x, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+}
+
 // The algorithm for this shape: tuned on first use (tuned_choice: every applicable algorithm timed, the fastest
 // recorded for the device and process); the fixed rules of heuristic_algo when tuning cannot run. run_conv runs
 // the choice once more, so y always holds the chosen algorithm's result.
@@ -581,13 +847,11 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const ConvAlgo fallback = heuristic_algo(c, x, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
+  if (row_gemm_applies(a)) candidates.push_back(ConvAlgo::RowGemm);
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
-  const std::string key =
-      str_cat("conv2d ", a.n, ",", a.c, ",", a.h, ",", a.w, ",", a.o, ",", a.kh, ",", a.kw, ",", a.oh, ",", a.ow, ",",
-              a.sh, ",", a.sw, ",", a.ph, ",", a.pw, ",", a.relu, ",", bias != nullptr, ",", dtype_name(x.dtype()), ",",
-              direct3x3_applies(x, a), ",", reinterpret_cast<uintptr_t>(y.raw()) % 4);
+  const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
   const int choice = tuned_choice(
       c, key, static_cast<int>(candidates.size()), static_cast<int>(at - candidates.begin()),
@@ -610,6 +874,11 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
       return run_algo(c, x, w, bp, y, a, ConvAlgo::Gemm);
     case ConvPath::ImplicitGemm:
       return run_algo(c, x, w, bp, y, a, ConvAlgo::Implicit);
+    case ConvPath::RowGemm:
+      DACPP_CHECK(row_gemm_applies(a), ErrorCode::InvalidArgument, "conv2d_row_gemm (cuda): x ",
+                  shape_str(x.shape()), " / w ", shape_str(w.shape()),
+                  " needs vertical stride 1 and a kernel taller than one row");
+      return run_algo(c, x, w, bp, y, a, ConvAlgo::RowGemm);
     case ConvPath::Auto:
       break;
   }
@@ -648,7 +917,18 @@ void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
   run_conv(c, x, w, bias, y, g, act, ConvPath::Gemm);
 }
 
+void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                     const ConvGeometry& g, Epilogue act) {
+  run_conv(c, x, w, bias, y, g, act, ConvPath::RowGemm);
+}
+
 size_t conv2d_tuned_count(const CudaContext& c) { return c.tuned_count(); }
+
+bool conv2d_shape_tuned(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const ConvGeometry& g, Epilogue act) {
+  const ConvArgs a = make_args(x, w, y, g, act);
+  return c.tuned(tuning_key(x, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a)) >= 0;
+}
 
 // Every vector width with_vector_width can pick for T: the im2col and bias+ReLU kernels at that width.
 template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
@@ -656,6 +936,7 @@ void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
   out.push_back({str_cat("conv2d_im2col<", type, ",", V, ">"), reinterpret_cast<const void*>(&im2col_kernel<T, V>)});
   out.push_back({str_cat("conv2d_bias_act<", type, ",", V, ">"),
                  reinterpret_cast<const void*>(&channel_bias_act_kernel<T, V>)});
+  out.push_back({str_cat("conv2d_rowcol<", type, ",", V, ">"), reinterpret_cast<const void*>(&rowcol_kernel<T, V>)});
   if constexpr (V > 1) add_width_variants<T, (V > 4 ? 4 : V / 2)>(out, type);
 }
 
@@ -676,6 +957,12 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
       {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
       {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
+      {"conv2d_im2col_s1<f32>", reinterpret_cast<const void*>(&im2col_s1_kernel<float>)},
+      {"conv2d_im2col_s1<bf16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__nv_bfloat16>)},
+      {"conv2d_im2col_s1<f16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__half>)},
+      {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
+      {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
+      {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},
   };
   add_width_variants<float>(out, "f32");
   add_width_variants<__nv_bfloat16>(out, "bf16");

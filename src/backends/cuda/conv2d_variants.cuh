@@ -14,6 +14,11 @@ void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tens
 void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                         const ConvGeometry& g, Epilogue act);
 
+// cuda::conv2d forced to the row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky); same contract.
+// Throws InvalidArgument unless the vertical stride is 1 and the kernel is taller than one row.
+void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                     const ConvGeometry& g, Epilogue act);
+
 // The direct 3×3 stride-1 pad-1 kernel forced to one variant: warps_m 1 (32 output channels per block) or 2 (64),
 // tile_rows 8 or 16. Throws InvalidArgument when the kernel does not apply (f32, C % 16 != 0, other geometry).
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
@@ -21,5 +26,8 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 
 // How many per-shape choices the context's autotuner holds (conv2d tunes each new shape once; bounded).
 size_t conv2d_tuned_count(const CudaContext& c);
+// Whether conv2d's tuning has recorded a choice for this call's shape (tests).
+bool conv2d_shape_tuned(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                        const ConvGeometry& g, Epilogue act);
 
 }  // namespace dacpp::cuda

@@ -87,6 +87,12 @@ enum class BinaryKind { Add, Mul };
 
 // x: [M, K] (flattened), w: [N, K] same dtype as x, bias: [N] f32 or undefined, y: [M, N] same dtype as x.
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+// Tests: the cuBLASLt candidates linear's tuning would time for these operands, and
+// linear run with candidate `index` of that list instead of the tuned one (InvalidArgument past the end).
+std::vector<std::string> linear_gemm_candidates(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                                Tensor& y, Epilogue act);
+void linear_with_gemm_candidate(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                Epilogue act, size_t index);
 // x, y: [R, C] (flattened; same dtype, or x f32 and y bf16 / f16); gamma, beta: [C] f32; y may alias x.
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
 // x ← x + a ⊙ ls (ls [C] f32 or undefined), then y = layer_norm(x): x f32, a and y any float dtype, y not

@@ -3,6 +3,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -35,7 +36,7 @@ uint32_t alignment_of(const void* p) {
   return al;
 }
 
-using Key = std::array<int64_t, 18>;
+using Key = std::array<int64_t, 19>;
 
 Key key_of(const GemmSpec& s, const void* a, const void* b, const void* d, const void* bias) {
   return Key{s.m,
@@ -55,7 +56,8 @@ Key key_of(const GemmSpec& s, const void* a, const void* b, const void* d, const
              alignment_of(a),
              alignment_of(b),
              alignment_of(d),
-             bias ? alignment_of(bias) : 0};
+             bias ? alignment_of(bias) : 0,
+             s.accumulate};
 }
 
 // Descriptors and algorithm of one GEMM shape.
@@ -102,15 +104,21 @@ constexpr int kCandidates = 8;  // heuristic results timed per new shape
 constexpr int kTimedRuns = 3;
 
 void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
-                void* d, const char* what) {
-  const float alpha = 1.f, beta = 0.f;
+                void* d, bool accumulate, const char* what) {
+  const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
   DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo, c.workspace(),
                                     c.workspace_bytes(), c.stream()),
                      what, ": cublasLtMatmul");
 }
 
-std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
-                                void* d, const void* bias, const char* what) {
+// One algorithm to time: a heuristic result (its index among them).
+struct Candidate {
+  cublasLtMatmulAlgo_t algo;
+  int heuristic;
+};
+
+// The plan's descriptors (no algorithm yet).
+std::unique_ptr<Plan> make_descriptors(const GemmSpec& s, const void* bias, const char* what) {
   auto p = std::make_unique<Plan>();
   const cudaDataType_t t = cuda_type(s.dtype);
   DACPP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), what, ": matmul desc");
@@ -125,6 +133,14 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   make_layout(&p->a, t, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.batch, s.stride_a, what, "A");
   make_layout(&p->b, t, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.batch, s.stride_b, what, "B");
   make_layout(&p->d, t, s.m, s.n, s.ldd, s.batch, s.stride_d, what, "D");
+  return p;
+}
+
+// The algorithms tuning chooses among: the heuristic's top results that it reports runnable (its first even when
+// not: that failure is then the call's own). (Split-K variants of them, through CUBLASLT_ALGO_CONFIG_SPLITK_NUM with
+// an f32 reduction in the workspace, were tried on the H200 in session 7: 2-8 splits never won a shape of DA2 S/B/L,
+// e.g. 1369×256×9216 took 93-205 µs split against 67 µs unsplit.)
+std::vector<Candidate> candidates(CudaContext& c, const GemmSpec& s, const Key& k, const Plan& p, const char* what) {
   Preference pref;
   DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.p), what, ": preference");
   const size_t ws = c.workspace_bytes();
@@ -139,28 +155,43 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   for (int i = 0; i < 4; ++i)
     DACPP_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.p, attrs[i], &aligns[i], sizeof(aligns[i])), what,
                        ": alignment preference");
-  // The heuristic's top candidates; which one runs is the tuned choice for this shape (the heuristic's first when
-  // tuning cannot run). A candidate the library refuses to run here is skipped (no fault point: this is not the
-  // caller's GEMM).
   cublasLtMatmulHeuristicResult_t heur[kCandidates] = {};
   int found = 0;
   DACPP_CUBLAS_CHECK(
-      cublasLtMatmulAlgoGetHeuristic(c.lt(), p->op, p->a, p->b, p->d, p->d, pref.p, kCandidates, heur, &found), what,
+      cublasLtMatmulAlgoGetHeuristic(c.lt(), p.op, p.a, p.b, p.d, p.d, pref.p, kCandidates, heur, &found), what,
       ": algorithm heuristic");
   DACPP_CHECK(found > 0, ErrorCode::Backend, what, ": cuBLASLt has no algorithm for m=", s.m, " n=", s.n, " k=", s.k,
               " batch=", s.batch, " (device cuda:", c.device_index(), ")");
+  std::vector<Candidate> cands;
+  for (int i = 0; i < found; ++i)
+    if (i == 0 || heur[i].state == CUBLAS_STATUS_SUCCESS) cands.push_back({heur[i].algo, i});
+  return cands;
+}
+
+std::string label_of(const Candidate& cand) { return str_cat("algo", cand.heuristic); }
+
+// Descriptors + the tuned algorithm. The heuristic's first when tuning cannot run, and always for an accumulating
+// GEMM (timing would add to the caller's D once per run). A candidate the library refuses to run here is skipped
+// (no fault point: this is not the caller's GEMM).
+std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
+                                void* d, const void* bias, const char* what) {
+  std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
+  const std::vector<Candidate> cands = candidates(c, s, k, *p, what);
+  if (s.accumulate || cands.size() == 1) {
+    p->algo = cands[0].algo;
+    return p;
+  }
   std::string key = "gemm";
   for (const int64_t v : k) key += str_cat(",", v);
   const float alpha = 1.f, beta = 0.f;
   const int choice = tuned_choice(
-      c, key, found, 0,
+      c, key, static_cast<int>(cands.size()), 0,
       [&](int i) {
-        return heur[i].state == CUBLAS_STATUS_SUCCESS &&
-               cublasLtMatmul(c.lt(), p->op, &alpha, a, p->a, b, p->b, &beta, d, p->d, d, p->d, &heur[i].algo,
+        return cublasLtMatmul(c.lt(), p->op, &alpha, a, p->a, b, p->b, &beta, d, p->d, d, p->d, &cands[i].algo,
                               c.workspace(), c.workspace_bytes(), c.stream()) == CUBLAS_STATUS_SUCCESS;
       },
-      kTimedRuns, [](int i) { return str_cat("algo", i); });
-  p->algo = heur[choice].algo;
+      kTimedRuns, [&](int i) { return label_of(cands[i]); });
+  p->algo = cands[choice].algo;
   return p;
 }
 
@@ -189,7 +220,26 @@ void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void*
   Plan& p = *it->second;
   // The bias pointer changes per call; setting it is a host-side write into the descriptor.
   set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
-  run_matmul(c, p, p.algo, a, b, d, what);
+  run_matmul(c, p, p.algo, a, b, d, s.accumulate, what);
+}
+
+std::vector<std::string> gemm_candidate_labels(CudaContext& c, const GemmSpec& s, const void* a, const void* b,
+                                               void* d, const void* bias, const char* what) {
+  const Key k = key_of(s, a, b, d, bias);
+  const std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
+  std::vector<std::string> out;
+  for (const Candidate& cand : candidates(c, s, k, *p, what)) out.push_back(label_of(cand));
+  return out;
+}
+
+void gemm_candidate(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
+                    size_t index, const char* what) {
+  const Key k = key_of(s, a, b, d, bias);
+  const std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
+  const std::vector<Candidate> cands = candidates(c, s, k, *p, what);
+  DACPP_CHECK(index < cands.size(), ErrorCode::InvalidArgument, what, ": GEMM candidate ", index, " of ",
+              cands.size());
+  run_matmul(c, *p, cands[index].algo, a, b, d, s.accumulate, what);
 }
 
 }  // namespace dacpp::cuda

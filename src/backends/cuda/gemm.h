@@ -7,8 +7,9 @@
 //
 // The plan (descriptors + an algorithm) depends only on the spec and the operands' alignments, so it is built once
 // per distinct shape and reused; the cache is bounded (cleared when full). The algorithm: on a shape new to the
-// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0), the heuristic's top candidates are timed
-// on the call's own operands and the fastest is kept per device for the process; otherwise the heuristic's first.
+// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0; not for an accumulating GEMM), the
+// heuristic's top candidates are timed on the call's own operands and the fastest is kept per device for the
+// process; otherwise the heuristic's first.
 // Inside a CUDA graph only the matmul itself is recorded, so the plans are host-side state no graph refers to.
 // Include only from src/backends/cuda/.
 #pragma once
@@ -17,6 +18,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -31,11 +34,21 @@ struct GemmSpec {
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
   DType dtype = DType::F32;  // A, B and D
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  // D = A·B + D (beta 1) instead of D = A·B. Such a GEMM is never timed on the caller's D (each timed run would add
+  // to it again): it runs the heuristic's first algorithm.
+  bool accumulate = false;
 };
 
 // Enqueues the GEMM on c's stream. `what` names the call in errors (Backend with cuBLAS's status text; fault
 // site blas.call). Throws Backend when cuBLASLt has no algorithm for the shape.
 void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias, const char* what);
+
+// Tests: the candidates tuning would time for this call (labels "algo<i>"), and the GEMM run
+// once with candidate `index` of that list (plan cache and tuned table untouched). InvalidArgument past the end.
+std::vector<std::string> gemm_candidate_labels(CudaContext& c, const GemmSpec& s, const void* a, const void* b,
+                                               void* d, const void* bias, const char* what);
+void gemm_candidate(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
+                    size_t index, const char* what);
 
 // The plans of one context (owned by CudaContext).
 class GemmPlans {

@@ -41,6 +41,7 @@ std::vector<KernelInfo> all_kernels() {
   append(all, permute_kernels());
   append(all, resize_kernels());
   append(all, copy_kernels());
+  append(all, tuning_kernels());
   append(all, nn_kernels());
   return all;
 }

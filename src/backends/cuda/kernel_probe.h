@@ -33,5 +33,6 @@ std::vector<KernelInfo> elementwise_kernels();
 std::vector<KernelInfo> permute_kernels();
 std::vector<KernelInfo> resize_kernels();
 std::vector<KernelInfo> copy_kernels();
+std::vector<KernelInfo> tuning_kernels();  // stream_hold.cu
 
 }  // namespace dacpp::cuda

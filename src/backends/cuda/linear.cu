@@ -17,6 +17,8 @@
 // |x| = 1, f16 ulp 9.8e-4) — and it rounds once from the f32 accumulator, where the unfused path rounds the GEMM
 // output and then the GELU. So bf16 / f16 use GELU_BIAS / GELU; f32, where the exact form matters at 1e-6, runs the
 // BIAS epilogue followed by our exact erf GELU kernel in place.
+#include <functional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -70,8 +72,13 @@ void launch_bias_act(CudaContext& c, Tensor& y, const float* bias, int64_t m, in
   DACPP_CUDA_LAUNCH_CHECK("linear_bias_act");
 }
 
+// Runs the GEMM of a linear (gemm itself, or a test's chosen candidate).
+using GemmRun = std::function<void(const GemmSpec&, const void* a, const void* b, void* d, const void* bias,
+                                   const char* what)>;
+
 template <typename T>
-void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
+void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                  const GemmRun& run) {
   const int64_t n = w.dim(0), k = w.dim(1), m = x.numel() / k;
   const float* bias_f32 = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   if (k == 0) {
@@ -105,7 +112,7 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   g.ldd = n;
   g.dtype = x.dtype();
   g.epilogue = epi;
-  gemm(c, g, w.raw(), x.raw(), y.raw(), bias_d, what.c_str());
+  run(g, w.raw(), x.raw(), y.raw(), bias_d, what.c_str());
   if (bias_unfused) launch_bias_act<T>(c, y, bias_f32, m, n, act);
   else if (act == Epilogue::Gelu && !kFusedGelu) launch_bias_act<T>(c, y, nullptr, m, n, Epilogue::Gelu);
 }
@@ -115,7 +122,27 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
   if (y.numel() == 0) return;
   c.make_current();
-  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act); });
+  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
+                          const char* what) { gemm(c, g, a, b, d, bias_d, what); };
+  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+}
+
+std::vector<std::string> linear_gemm_candidates(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
+                                                Tensor& y, Epilogue act) {
+  c.make_current();
+  std::vector<std::string> labels;
+  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
+                          const char* what) { labels = gemm_candidate_labels(c, g, a, b, d, bias_d, what); };
+  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+  return labels;
+}
+
+void linear_with_gemm_candidate(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                                Epilogue act, size_t index) {
+  c.make_current();
+  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
+                          const char* what) { gemm_candidate(c, g, a, b, d, bias_d, index, what); };
+  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
 }
 
 std::vector<KernelInfo> linear_kernels() {

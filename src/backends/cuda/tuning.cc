@@ -48,6 +48,7 @@ bool stream_capturing(const CudaContext& c) {
 float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what) {
   EventPair ev(what);
   run();
+  hold_stream(c, kHoldMicroseconds);
   DACPP_CUDA_CHECK(cudaEventRecord(ev.start(), c.stream()), what, ": cudaEventRecord");
   for (int i = 0; i < reps; ++i) run();
   DACPP_CUDA_CHECK(cudaEventRecord(ev.stop(), c.stream()), what, ": cudaEventRecord");

@@ -13,8 +13,15 @@ class CudaContext;
 // True while c's stream is being captured into a CUDA graph.
 bool stream_capturing(const CudaContext& c);
 
+// Keeps c's stream busy for about `microseconds` (a one-thread kernel spinning on the GPU's timer).
+void hold_stream(CudaContext& c, int microseconds);
+
 // Runs `run` once (warm-up: plans, scratch, caches) and then `reps` times between two events on c's stream; waits
 // for them and returns the mean milliseconds per run. Errors (of `run`, or CUDA's, named with `what`) propagate.
+// The timed runs are enqueued behind a hold_stream of kHoldMicroseconds, so they execute back to back and the
+// events measure GPU time, as a graph replay sees it, not the host's launch rate: without the hold a small
+// cuBLASLt GEMM timed ~15 µs of mostly host-side launch cost and won or lost on that.
+constexpr int kHoldMicroseconds = 200;
 float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, const char* what);
 
 // Whether ops may time alternatives on first use of a shape: on unless the environment sets DACPP_AUTOTUNE=0

@@ -41,6 +41,13 @@ HostArena make_arena(CudaContext&, size_t) { no_cuda("cuda::make_arena"); }
 Tensor upload(CudaContext&, const Tensor&, DType) { no_cuda("cuda::upload"); }
 
 void linear(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) { no_cuda("linear"); }
+std::vector<std::string> linear_gemm_candidates(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
+                                                Epilogue) {
+  no_cuda("linear_gemm_candidates");
+}
+void linear_with_gemm_candidate(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue, size_t) {
+  no_cuda("linear_with_gemm_candidate");
+}
 void layer_norm(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
   no_cuda("layer_norm");
 }
