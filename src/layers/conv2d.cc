@@ -1,5 +1,7 @@
 #include "layers/conv2d.h"
 
+#include "ops/linear.h"
+
 namespace dacpp::layers {
 
 Conv2d::Conv2d(const ModelFile& mf, const std::string& prefix, const ConvSpec& spec)
@@ -25,6 +27,18 @@ void Conv2d::forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation 
   p.stride_h = p.stride_w = spec_.stride;
   p.pad_h = p.pad_w = spec_.pad;
   ops::conv2d(ex.ctx, x, w_, b_, y, p, act);
+}
+
+Tensor Conv2d::forward_tokens(Exec& ex, const Tensor& tokens) const {
+  DACPP_CHECK(spec_.kernel == 1 && spec_.stride == 1 && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '",
+              w_.name(), "': forward_tokens needs a 1×1 stride-1 unpadded conv (kernel ", spec_.kernel, ", stride ",
+              spec_.stride, ", pad ", spec_.pad, ")");
+  DACPP_CHECK(tokens.rank() == 3 && tokens.dim(2) == spec_.in, ErrorCode::InvalidArgument, "conv '", w_.name(),
+              "': tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [B, P, ",
+              spec_.in, "]");
+  Tensor y = ex.alloc({tokens.dim(0), tokens.dim(1), spec_.out}, "conv.tokens_out");
+  ops::linear(ex.ctx, tokens, w_.reshape({spec_.out, spec_.in}), b_, y);
+  return y;
 }
 
 ConvTranspose2d::ConvTranspose2d(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out,
