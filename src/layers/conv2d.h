@@ -30,6 +30,11 @@ class Conv2d {
   // is the encoder's GEMM layout (K contiguous in both operands), which cuBLASLt ran 3-5× faster than the NCHW 1×1
   // conv's (pixels contiguous) on DA2's 37² reassemble projections. InvalidArgument for any other conv.
   Tensor forward_tokens(Exec& ex, const Tensor& tokens) const;
+  // A conv with kernel == stride and no padding (the ViT patch embedding) producing channels-last tokens:
+  // x [N, in, H, W] (H, W multiples of the kernel) → a new [N, (H/k)·(W/k), out] activation. The patches are gathered
+  // as rows (one rank-6 permute) and multiplied by the weight viewed [out, in·k·k] in one linear: the same sums as
+  // forward() followed by a permute to tokens, with the GEMM in the K-contiguous layout. InvalidArgument otherwise.
+  Tensor forward_patches(Exec& ex, const Tensor& x) const;
 
   int64_t in_channels() const { return spec_.in; }
   int64_t out_channels() const { return spec_.out; }
