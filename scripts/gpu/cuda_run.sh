@@ -4,6 +4,8 @@
 # Expects (carried, git-ignored): .carry/cuda.tar.xz (bin/{dacpp,dacpp_parity,dacpp_gpu_tests} + libs/ the
 # machine lacks), .carry/pytorch_da2.py, .carry/da3_official.py (shared/bench/), and .ref/{da2,da3,pydeps}
 # (official code, never committed; or the same packed as .carry/ref.tar.xz).
+# The tree plus .carry is just over the device's 64 MiB: `bash scripts/gpu/slim_tree.sh drop` before the run,
+# `restore` after it.
 # Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench] [da3]   (default: tests parity bench)
 #   da3: the official DA3 SMALL/BASE/LARGE (random weights, official checkpoint format, 504×336): our CUDA f32 /
 #        bf16 outputs against the official f32 CPU outputs, then the official bf16-autocast and f32 forwards timed
