@@ -3,9 +3,9 @@
 #include <chrono>
 #include <cmath>
 
+#include "backends/cuda/cuda_ops.h"
 #include "core/crash_context.h"
 #include "core/log.h"
-#include "backends/cuda/cuda_ops.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
 #include "models/camera_decoder.h"

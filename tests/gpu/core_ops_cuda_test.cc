@@ -29,7 +29,32 @@ struct LinearCase {
   ops::Activation act;
 };
 
-TEST_F(CoreOpsCudaTest, LinearMatchesCpu) {
+// A case's operands: random host x, w (scale w_scale) and bias (seeds seed, seed + 1, seed + 2), their device copies
+// in dt (the host ones rounded to what the device sees), the output shape and the CPU's result.
+struct LinearOperands {
+  Tensor x, w, b, xd, wd, bd, want;
+  Shape ys;
+};
+
+class LinearCudaTest : public CoreOpsCudaTest {
+ protected:
+  LinearOperands operands(const LinearCase& c, DType dt, uint32_t seed, float w_scale) {
+    LinearOperands o;
+    o.x = test::random_tensor(c.x, seed, 1.f, "x");
+    o.w = test::random_tensor({c.n, c.x.back()}, seed + 1, w_scale, "w");
+    o.b = c.bias ? test::random_tensor({c.n}, seed + 2, 0.5f, "bias") : Tensor();
+    o.xd = to_device(o.x, dt);
+    o.wd = to_device(o.w, dt);
+    o.bd = c.bias ? to_device(o.b, DType::F32) : Tensor();
+    o.ys = c.x;
+    o.ys.back() = c.n;
+    o.want = test::output_tensor(o.ys);
+    ops::linear(cpu_, o.x, o.w, o.b, o.want, c.act);
+    return o;
+  }
+};
+
+TEST_F(LinearCudaTest, LinearMatchesCpu) {
   if (IsSkipped()) return;
   const LinearCase cases[] = {
       {{1, 8}, 4, true, ops::Activation::None},        {{37, 64}, 48, true, ops::Activation::Gelu},
@@ -42,25 +67,17 @@ TEST_F(CoreOpsCudaTest, LinearMatchesCpu) {
       const std::string what = str_cat("linear x", shape_str(c.x), " n", c.n, " bias", c.bias, " act",
                                         static_cast<int>(c.act), " ", nntest::tag(dt));
       SCOPED_TRACE(what);
-      Tensor x = test::random_tensor(c.x, 1, 1.f, "x");
-      Tensor w = test::random_tensor({c.n, c.x.back()}, 2, 0.2f, "w");
-      Tensor b = c.bias ? test::random_tensor({c.n}, 3, 0.5f, "bias") : Tensor();
-      Tensor xd = to_device(x, dt), wd = to_device(w, dt);
-      Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
-      Shape ys = c.x;
-      ys.back() = c.n;
-      Tensor y = nan_output(ys, dt);
-      ops::linear(ctx(), xd, wd, bd, y, c.act);
-      Tensor want = test::output_tensor(ys);
-      ops::linear(cpu_, x, w, b, want, c.act);
-      expect_close(y, want, dt, what);
+      const LinearOperands o = operands(c, dt, 1, 0.2f);
+      Tensor y = nan_output(o.ys, dt);
+      ops::linear(ctx(), o.xd, o.wd, o.bd, y, c.act);
+      expect_close(y, o.want, dt, what);
     }
   }
 }
 
 // Every cuBLASLt candidate the tuning may choose gives the linear's result (not only the one this process's tuning
 // happened to pick): shapes with few output tiles and a long K, with the fused bias / GELU / ReLU epilogues.
-TEST_F(CoreOpsCudaTest, EveryGemmCandidateMatchesCpu) {
+TEST_F(LinearCudaTest, EveryGemmCandidateMatchesCpu) {
   if (IsSkipped()) return;
   const LinearCase cases[] = {
       {{1369, 2304}, 256, true, ops::Activation::None},  // a DPT head 3×3 conv's im2col GEMM, 37² (K = 9·256)
@@ -70,28 +87,21 @@ TEST_F(CoreOpsCudaTest, EveryGemmCandidateMatchesCpu) {
   };
   for (const LinearCase& c : cases) {
     for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
-      Tensor x = test::random_tensor(c.x, 11, 1.f, "x");
-      Tensor w = test::random_tensor({c.n, c.x.back()}, 12, 0.05f, "w");
-      Tensor b = c.bias ? test::random_tensor({c.n}, 13, 0.5f, "bias") : Tensor();
-      Tensor xd = to_device(x, dt), wd = to_device(w, dt);
-      Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
-      Shape ys = c.x;
-      ys.back() = c.n;
-      Tensor want = test::output_tensor(ys);
-      ops::linear(cpu_, x, w, b, want, c.act);
+      const LinearOperands o = operands(c, dt, 11, 0.05f);
       const auto act = static_cast<cuda::Epilogue>(c.act);
-      Tensor probe = nan_output(ys, dt);
-      const std::vector<std::string> labels = cuda::linear_gemm_candidates(ctx().cuda(), xd, wd, bd, probe, act);
+      Tensor probe = nan_output(o.ys, dt);
+      const std::vector<std::string> labels =
+          cuda::linear_gemm_candidates(ctx().cuda(), o.xd, o.wd, o.bd, probe, act);
       ASSERT_FALSE(labels.empty());
       for (size_t i = 0; i < labels.size(); ++i) {
         const std::string what = str_cat("linear x", shape_str(c.x), " n", c.n, " ", nntest::tag(dt), " ", labels[i]);
         SCOPED_TRACE(what);
-        Tensor y = nan_output(ys, dt);
-        cuda::linear_with_gemm_candidate(ctx().cuda(), xd, wd, bd, y, act, i);
-        expect_close(y, want, dt, what);
+        Tensor y = nan_output(o.ys, dt);
+        cuda::linear_with_gemm_candidate(ctx().cuda(), o.xd, o.wd, o.bd, y, act, i);
+        expect_close(y, o.want, dt, what);
       }
-      Tensor y = nan_output(ys, dt);
-      EXPECT_THROW(cuda::linear_with_gemm_candidate(ctx().cuda(), xd, wd, bd, y, act, labels.size()), Error);
+      Tensor y = nan_output(o.ys, dt);
+      EXPECT_THROW(cuda::linear_with_gemm_candidate(ctx().cuda(), o.xd, o.wd, o.bd, y, act, labels.size()), Error);
     }
   }
 }

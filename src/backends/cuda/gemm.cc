@@ -223,23 +223,37 @@ void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void*
   run_matmul(c, p, p.algo, a, b, d, s.accumulate, what);
 }
 
+namespace {
+
+// A fresh plan's descriptors and the candidates tuning would time for them (the tests' hooks; the cache untouched).
+struct Described {
+  std::unique_ptr<Plan> plan;
+  std::vector<Candidate> cands;
+};
+
+Described describe(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
+                   const char* what) {
+  const Key k = key_of(s, a, b, d, bias);
+  Described out{make_descriptors(s, bias, what), {}};
+  out.cands = candidates(c, s, k, *out.plan, what);
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> gemm_candidate_labels(CudaContext& c, const GemmSpec& s, const void* a, const void* b,
                                                void* d, const void* bias, const char* what) {
-  const Key k = key_of(s, a, b, d, bias);
-  const std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
   std::vector<std::string> out;
-  for (const Candidate& cand : candidates(c, s, k, *p, what)) out.push_back(label_of(cand));
+  for (const Candidate& cand : describe(c, s, a, b, d, bias, what).cands) out.push_back(label_of(cand));
   return out;
 }
 
 void gemm_candidate(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void* d, const void* bias,
                     size_t index, const char* what) {
-  const Key k = key_of(s, a, b, d, bias);
-  const std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
-  const std::vector<Candidate> cands = candidates(c, s, k, *p, what);
-  DACPP_CHECK(index < cands.size(), ErrorCode::InvalidArgument, what, ": GEMM candidate ", index, " of ",
-              cands.size());
-  run_matmul(c, *p, cands[index].algo, a, b, d, s.accumulate, what);
+  const Described g = describe(c, s, a, b, d, bias, what);
+  DACPP_CHECK(index < g.cands.size(), ErrorCode::InvalidArgument, what, ": GEMM candidate ", index, " of ",
+              g.cands.size());
+  run_matmul(c, *g.plan, g.cands[index].algo, a, b, d, s.accumulate, what);
 }
 
 }  // namespace dacpp::cuda

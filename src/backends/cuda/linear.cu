@@ -119,30 +119,41 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
 
 }  // namespace
 
+namespace {
+
+// linear with its GEMM run by `run`: the op itself, or the tests' candidate hooks below.
+void run_linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                const GemmRun& run) {
+  c.make_current();
+  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+}
+
+}  // namespace
+
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
   if (y.numel() == 0) return;
-  c.make_current();
-  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
-                          const char* what) { gemm(c, g, a, b, d, bias_d, what); };
-  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+  run_linear(c, x, w, bias, y, act,
+             [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
+               gemm(c, g, a, b, d, bias_d, what);
+             });
 }
 
 std::vector<std::string> linear_gemm_candidates(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
                                                 Tensor& y, Epilogue act) {
-  c.make_current();
   std::vector<std::string> labels;
-  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
-                          const char* what) { labels = gemm_candidate_labels(c, g, a, b, d, bias_d, what); };
-  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+  run_linear(c, x, w, bias, y, act,
+             [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
+               labels = gemm_candidate_labels(c, g, a, b, d, bias_d, what);
+             });
   return labels;
 }
 
 void linear_with_gemm_candidate(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                                 Epilogue act, size_t index) {
-  c.make_current();
-  const GemmRun run = [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
-                          const char* what) { gemm_candidate(c, g, a, b, d, bias_d, index, what); };
-  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+  run_linear(c, x, w, bias, y, act,
+             [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
+               gemm_candidate(c, g, a, b, d, bias_d, index, what);
+             });
 }
 
 std::vector<KernelInfo> linear_kernels() {
