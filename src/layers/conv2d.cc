@@ -1,5 +1,8 @@
 #include "layers/conv2d.h"
 
+#include "ops/linear.h"
+#include "ops/permute.h"
+
 namespace dacpp::layers {
 
 Conv2d::Conv2d(const ModelFile& mf, const std::string& prefix, const ConvSpec& spec)
@@ -25,6 +28,36 @@ void Conv2d::forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation 
   p.stride_h = p.stride_w = spec_.stride;
   p.pad_h = p.pad_w = spec_.pad;
   ops::conv2d(ex.ctx, x, w_, b_, y, p, act);
+}
+
+Tensor Conv2d::forward_tokens(Exec& ex, const Tensor& tokens) const {
+  DACPP_CHECK(spec_.kernel == 1 && spec_.stride == 1 && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '",
+              w_.name(), "': forward_tokens needs a 1×1 stride-1 unpadded conv (kernel ", spec_.kernel, ", stride ",
+              spec_.stride, ", pad ", spec_.pad, ")");
+  DACPP_CHECK(tokens.rank() == 3 && tokens.dim(2) == spec_.in, ErrorCode::InvalidArgument, "conv '", w_.name(),
+              "': tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [B, P, ",
+              spec_.in, "]");
+  Tensor y = ex.alloc({tokens.dim(0), tokens.dim(1), spec_.out}, "conv.tokens_out");
+  ops::linear(ex.ctx, tokens, w_.reshape({spec_.out, spec_.in}), b_, y);
+  return y;
+}
+
+Tensor Conv2d::forward_patches(Exec& ex, const Tensor& x) const {
+  const int64_t k = spec_.kernel;
+  DACPP_CHECK(spec_.stride == k && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '", w_.name(),
+              "': forward_patches needs kernel == stride and no padding (kernel ", k, ", stride ", spec_.stride,
+              ", pad ", spec_.pad, ")");
+  DACPP_CHECK(x.rank() == 4 && x.dim(1) == spec_.in && x.dim(2) > 0 && x.dim(3) > 0 && x.dim(2) % k == 0 &&
+                  x.dim(3) % k == 0,
+              ErrorCode::InvalidArgument, "conv '", w_.name(), "': input '", x.name(), "' has shape ",
+              shape_str(x.shape()), ", expected [N, ", spec_.in, ", H, W] with H and W positive multiples of ", k);
+  const int64_t n = x.dim(0), gh = x.dim(2) / k, gw = x.dim(3) / k, kk = spec_.in * k * k;
+  Tensor y = ex.alloc({n, gh * gw, spec_.out}, "conv.patch_tokens");
+  ArenaScope scope(ex.arena);
+  Tensor rows = ex.alloc({n, gh, gw, spec_.in, k, k}, "conv.patch_rows");
+  ops::permute(ex.ctx, x.reshape({n, spec_.in, gh, k, gw, k}), {0, 2, 4, 1, 3, 5}, rows);
+  ops::linear(ex.ctx, rows.reshape({n, gh * gw, kk}), w_.reshape({spec_.out, kk}), b_, y);
+  return y;
 }
 
 ConvTranspose2d::ConvTranspose2d(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out,

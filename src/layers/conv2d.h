@@ -25,6 +25,16 @@ class Conv2d {
   Tensor forward(Exec& ex, const Tensor& x, ops::Activation act = ops::Activation::None) const;
   // Same into a preallocated y (must not alias x).
   void forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act = ops::Activation::None) const;
+  // A 1×1, stride-1, unpadded conv applied to channels-last tokens: [B, P, in] → a new [B, P, out] activation, the
+  // linear with the conv's weight viewed [out, in] (the same sums as forward() on the permuted map). On a GPU this
+  // is the encoder's GEMM layout (K contiguous in both operands), which cuBLASLt ran 3-5× faster than the NCHW 1×1
+  // conv's (pixels contiguous) on DA2's 37² reassemble projections. InvalidArgument for any other conv.
+  Tensor forward_tokens(Exec& ex, const Tensor& tokens) const;
+  // A conv with kernel == stride and no padding (the ViT patch embedding) producing channels-last tokens:
+  // x [N, in, H, W] (H, W multiples of the kernel) → a new [N, (H/k)·(W/k), out] activation. The patches are gathered
+  // as rows (one rank-6 permute) and multiplied by the weight viewed [out, in·k·k] in one linear: the same sums as
+  // forward() followed by a permute to tokens, with the GEMM in the K-contiguous layout. InvalidArgument otherwise.
+  Tensor forward_patches(Exec& ex, const Tensor& x) const;
 
   int64_t in_channels() const { return spec_.in; }
   int64_t out_channels() const { return spec_.out; }

@@ -6,7 +6,6 @@
 #include "layers/weights.h"
 #include "models/dinov2_internal.h"
 #include "ops/elementwise.h"
-#include "ops/permute.h"
 
 namespace dacpp::models {
 namespace {
@@ -55,20 +54,20 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
 }
 
 Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw) const {
-  // images: [B, 3, H, W] → patches: [B, E, gh, gw] → tokens: [B, 1 + P, E] (f32: the residual stream)
+  // images: [B, 3, H, W] → patch tokens: [B, P, E] (activation dtype) → tokens: [B, 1 + P, E] (f32: the residual
+  // stream)
   layers::Exec& ex = rs.ex;
   const int64_t b = images.dim(0), e = cfg_.embed_dim, np = gh * gw, n = 1 + np;
   Tensor tokens = ex.alloc_f32({b, n, e}, "vit.tokens");
   layers::ArenaScope scope(ex.arena);
-  Tensor patches = patch_embed_.forward(ex, images);
+  const Tensor patches = patch_embed_.forward_patches(ex, images);
   Tensor table = rs.pos_cache.get(ex.ctx, pos_patch_, cfg_.pos_embed_grid, gh, gw, cfg_.interpolate_offset);
-  Tensor rows = ex.alloc({np, e}, "vit.patch_rows");  // activation dtype, before the f32 sum
   for (int64_t i = 0; i < b; ++i) {
     Tensor cls_row = rows_view(tokens, i * n, {1, e});
     ops::add(ex.ctx, cls_token_, pos_cls_, cls_row);
     Tensor patch_rows = rows_view(tokens, i * n + 1, {np, e});
-    ops::permute(ex.ctx, patches.slice0(i, i + 1).reshape({e, np}), {1, 0}, rows);
-    ops::add(ex.ctx, table, rows, patch_rows);  // f32 table + activation rows, into the f32 stream
+    // f32 table + activation rows, into the f32 stream
+    ops::add(ex.ctx, table, patches.slice0(i, i + 1).reshape({np, e}), patch_rows);
   }
   return tokens;
 }

@@ -48,16 +48,21 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
 }
 
 Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const {
-  // tokens: [B, P, C] → map: [B, C, gh, gw] → project: [B, oc_s, gh, gw] → resize → rn: [B, F, h_s, w_s]
+  // tokens: [B, P, C] → project (1×1 on the tokens): [B, P, oc_s] → map: [B, oc_s, gh, gw] → resize → rn:
+  // [B, F, h_s, w_s]
   layers::Exec& ex = rs.ex;
-  const int64_t b = tokens.dim(0), c = spec_.in_dim;
+  const int64_t b = tokens.dim(0);
   Tensor rn = ex.alloc({b, spec_.head.features, detail::dpt_stage_size(s, gh), detail::dpt_stage_size(s, gw)}, "dpt.rn");
   layers::ArenaScope scope(ex.arena);
   Tensor t = tokens;
   if (norm_) t = norm_->forward(ex, tokens);
-  Tensor map = ex.alloc({b, c, gh * gw}, "dpt.map");
-  ops::permute(ex.ctx, t, {0, 2, 1}, map);
-  Tensor x = projects_[static_cast<size_t>(s)].forward(ex, map.reshape({b, c, gh, gw}));
+  // The 1×1 projection on the channels-last tokens, then [B, P, oc] → [B, oc, gh, gw] (permuting oc instead of c
+  // channels; layers::Conv2d::forward_tokens says why the GEMM is faster this way round).
+  const layers::Conv2d& proj = projects_[static_cast<size_t>(s)];
+  const Tensor projected = proj.forward_tokens(ex, t);
+  Tensor map = ex.alloc({b, proj.out_channels(), gh * gw}, "dpt.map");
+  ops::permute(ex.ctx, projected, {0, 2, 1}, map);
+  Tensor x = map.reshape({b, proj.out_channels(), gh, gw});
   if (s == 0) x = resize0_->forward(ex, x);
   if (s == 1) x = resize1_->forward(ex, x);
   if (s == 3) x = resize3_->forward(ex, x);

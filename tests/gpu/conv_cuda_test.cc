@@ -198,6 +198,8 @@ std::vector<DeconvCase> deconv_cases() {
   for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
     out.push_back({1, 48, 37, 37, 48, 4, 4, true, dt});   // DPT resize layer 0
     out.push_back({2, 96, 19, 23, 96, 2, 2, true, dt});   // DPT resize layer 1, batch 2
+    out.push_back({1, 16, 6, 10, 8, 4, 4, false, dt});    // scatter runs of 8 (bf16/f16) / 4 (f32) outputs
+    out.push_back({1, 8, 5, 7, 6, 3, 3, true, dt});       // odd output width: one output per thread
     out.push_back({1, 8, 5, 7, 6, 3, 2, false, dt});      // overlapping windows (stride < K)
     out.push_back({1, 4, 6, 5, 3, 2, 3, true, dt});       // gaps (stride > K)
   }
