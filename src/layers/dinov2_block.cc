@@ -42,14 +42,19 @@ Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const
       ls1_(optional_gamma(mf, names::vit_block(p, i, "ls1"), s.dim)),
       ls2_(optional_gamma(mf, names::vit_block(p, i, "ls2"), s.dim)) {}
 
-void Dinov2Block::forward(Exec& ex, Tensor& x, const Rope2d* rope, const Tensor* positions) const {
-  // x: [B, N, C], the residual stream (f32 on every device; the branches run in the activation dtype)
+void Dinov2Block::norm1_into(Exec& ex, const Tensor& x, Tensor& h) const { norm1_.forward_into(ex, x, h); }
+
+void Dinov2Block::forward(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* next, const Rope2d* rope,
+                          const Tensor* positions) const {
+  // x: [B, N, C], the residual stream (f32 on every device; the branches run in the activation dtype); h: norm1(x)
   ArenaScope scope(ex.arena);
-  Tensor h = norm1_.forward(ex, x);
   Tensor a = attn_.forward(ex, h, rope, positions);
   norm2_.add_scaled_forward_into(ex, x, a, ls1_, h);  // x += LayerScale(a) in f32, then h = norm2(x)
   Tensor m = ffn_->forward(ex, h);
-  ops::add_scaled(ex.ctx, x, m, ls2_, x);
+  if (next)
+    next->norm1_.add_scaled_forward_into(ex, x, m, ls2_, h);  // x += LayerScale(m), then h = next.norm1(x)
+  else
+    ops::add_scaled(ex.ctx, x, m, ls2_, x);
 }
 
 }  // namespace dacpp::layers

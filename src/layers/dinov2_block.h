@@ -31,8 +31,14 @@ class Dinov2Block {
   // vit_prefix: "vit" (or "m_vit"); index: the block number.
   Dinov2Block(const ModelFile& mf, const std::string& vit_prefix, int index, const Dinov2BlockSpec& spec);
 
-  // x: [B, N, C], updated in place (the residual stream). rope/positions as in SelfAttention::forward.
-  void forward(Exec& ex, Tensor& x, const Rope2d* rope = nullptr, const Tensor* positions = nullptr) const;
+  // x: [B, N, C], updated in place (the residual stream); rope/positions as in SelfAttention::forward. The first
+  // norm is the caller's and, when `next` is given, the next block's first norm is fused into this block's last
+  // residual add (one pass over x instead of an add and a norm): h (x's shape, the activation dtype) holds norm1(x)
+  // on entry and next->norm1(x) on return (scratch when next is null). The caller computes the first block's h with
+  // norm1_into, and again after anything else writes x between two blocks.
+  void forward(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* next, const Rope2d* rope = nullptr,
+               const Tensor* positions = nullptr) const;
+  void norm1_into(Exec& ex, const Tensor& x, Tensor& h) const;
 
   const SelfAttention& attention() const { return attn_; }
 

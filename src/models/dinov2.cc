@@ -102,9 +102,13 @@ std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
   const Tensor pos =
       cfg_.rope_start != -1 ? rs.pos_cache.rope_positions(rs.ex.ctx, gh, gw, /*global=*/false, 1) : Tensor();
   std::vector<Tensor> feats;
+  // Each block's last residual add computes the next block's first norm into h (Dinov2Block::forward).
+  Tensor h = rs.ex.alloc(x.shape(), "vit.norm1");
+  if (cfg_.depth > 0) blocks_.front().norm1_into(rs.ex, x, h);
   for (int i = 0; i < cfg_.depth; ++i) {
     const bool rope = block_rope_[static_cast<size_t>(i)];
-    blocks_[static_cast<size_t>(i)].forward(rs.ex, x, rope ? &rope_ : nullptr, rope ? &pos : nullptr);
+    const layers::Dinov2Block* next = i + 1 < cfg_.depth ? &blocks_[static_cast<size_t>(i) + 1] : nullptr;
+    blocks_[static_cast<size_t>(i)].forward(rs.ex, x, h, next, rope ? &rope_ : nullptr, rope ? &pos : nullptr);
     if (std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) != cfg_.out_layers.end()) {
       feats.push_back(collect(rs, x, gh * gw));
       rs.dump("feat" + std::to_string(feats.size() - 1), feats.back());

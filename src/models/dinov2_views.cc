@@ -91,16 +91,23 @@ Dinov2::ViewFeatures Dinov2::forward_views(RunState& rs, const Tensor& images) c
   const Tensor local_pos = any_rope ? rs.pos_cache.rope_positions(ex.ctx, gh, gw, /*global=*/false, 1) : Tensor();
   const Tensor global_pos = any_rope ? rs.pos_cache.rope_positions(ex.ctx, gh, gw, /*global=*/true, s) : Tensor();
   size_t collected = 0;
+  // Each block's last residual add computes the next block's first norm into h (Dinov2Block::forward), except
+  // before block alt_start, whose input the camera tokens change: h is computed anew there.
+  Tensor h = ex.alloc({s, n, e}, "vit.norm1");
+  bool h_current = false;
   for (int i = 0; i < cfg_.depth; ++i) {
     if (i == cfg_.alt_start - 1 && s >= kMinViewsForSelection) out.ref_view = reference_view(rs, x);
     if (i == cfg_.alt_start) write_camera_tokens(rs, x, out.ref_view);
     const bool rope = block_rope_[static_cast<size_t>(i)];
     const layers::Dinov2Block& blk = blocks_[static_cast<size_t>(i)];
+    if (!h_current) blk.norm1_into(ex, x, h);
+    h_current = i + 1 < cfg_.depth && i + 1 != cfg_.alt_start;
+    const layers::Dinov2Block* next = h_current ? &blocks_[static_cast<size_t>(i) + 1] : nullptr;
     if (is_global(cfg_, i)) {
-      Tensor flat = x.reshape({1, s * n, e});
-      blk.forward(ex, flat, rope ? &rope_ : nullptr, rope ? &global_pos : nullptr);
+      Tensor flat = x.reshape({1, s * n, e}), hflat = h.reshape({1, s * n, e});
+      blk.forward(ex, flat, hflat, next, rope ? &rope_ : nullptr, rope ? &global_pos : nullptr);
     } else {
-      blk.forward(ex, x, rope ? &rope_ : nullptr, rope ? &local_pos : nullptr);
+      blk.forward(ex, x, h, next, rope ? &rope_ : nullptr, rope ? &local_pos : nullptr);
       if (local_needed(cfg_, i)) copy(ex, x, local);
     }
     if (std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) == cfg_.out_layers.end()) continue;

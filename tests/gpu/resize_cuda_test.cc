@@ -29,7 +29,10 @@ TEST_F(ResizeCudaTest, MatchesCpu) {
       {{2, 2, 20, 30}, 7, 11, false, false, 0, 0},    {{1, 2, 10, 12}, 14, 16, true, false, 1 / 1.4, 1 / 1.4},
       {{1, 2, 10, 12}, 23, 17, true, true, 0, 0},     {{1, 4, 37, 37}, 518, 518, true, false, 0, 0},
       {{1, 1, 1, 1}, 3, 5, false, false, 0, 0},       {{1, 2, 16, 16}, 5, 5, true, false, 0, 0},
-      {{2, 40, 19, 23}, 37, 300, false, true, 0, 0},  // 80 planes, rows of 3 blocks of 128 threads
+      {{2, 40, 19, 23}, 37, 300, false, true, 0, 0},  // 80 planes, 4 columns per thread
+      {{1, 2, 30, 40}, 51, 1100, false, false, 0, 0}, // a row over 2 blocks, 4 columns per thread, partial row group
+      {{1, 3, 30, 40}, 17, 1034, false, true, 0, 0},  // 2 columns per thread (1034 % 4 != 0), 2 blocks per row
+      {{1, 3, 9, 9}, 13, 1033, true, false, 0, 0},    // bicubic, odd width (no vector stores), partial group
   };
   for (const ResizeCase& c : cases) {
     for (DType dt : {DType::F32, DType::BF16, DType::F16}) {

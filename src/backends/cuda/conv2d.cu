@@ -12,8 +12,9 @@
 // the matrix padded to a multiple of 8 elements; gathered by a strided kernel, or through shared memory for stride-1
 // convs on maps whose pixel count is not a multiple of 4); 1×1 convs are one GEMM on x itself. Row-shifted GEMMs
 // (conv_row_gemm) run convs with vertical stride 1 from a matrix holding only the kx taps (a third of im2col's for
-// 3×3): one accumulating GEMM per ky. 3×3 stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion
-// blocks) can also run the direct kernel of conv3x3_tc.cuh (four tile variants).
+// 3×3): one accumulating GEMM per ky (the tuner offers them to f32 convs only: D holds the partial sums). 3×3
+// stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
+// conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
@@ -847,7 +848,11 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const ConvAlgo fallback = heuristic_algo(c, x, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
-  if (row_gemm_applies(a)) candidates.push_back(ConvAlgo::RowGemm);
+  // Row-shifted GEMMs add each ky's product into D, so with a bf16 / f16 D the partial sums are rounded to 16 bits
+  // twice before the last product: only f32 convs may choose them (session 8: DA2-L bf16 depth 1.07e-2 from the
+  // official f32 in the two parity runs whose tuner chose them at 296×392 and 74×98, 9.9e-3 with DACPP_AUTOTUNE=0;
+  // every other algorithm accumulates a whole output in f32 and rounds once).
+  if (row_gemm_applies(a) && x.dtype() == DType::F32) candidates.push_back(ConvAlgo::RowGemm);
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});

@@ -5,11 +5,13 @@
 // round-to-nearest intrinsics without FMA contraction so the taps match the CPU's exactly.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/kernel_probe.h"
+#include "core/error.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -70,80 +72,115 @@ __device__ __forceinline__ void cubic_taps(int64_t in, float scale, int64_t o, b
   for (int j = 0; j < 4; ++j) idx[j] = min(max(i0 - 1 + j, int64_t{0}), in - 1);
 }
 
-// A thread owns V adjacent output columns: their horizontal taps are computed once, then it walks the (plane, row)
-// pairs by gridDim.y (the vertical taps once per row, the same for the whole block) and stores its V outputs as one
-// 2·V-byte (16-bit types) or 4·V-byte word when `vec_store` (out_w % V == 0 and y aligned). The 0.5 kernel ran one
-// thread per output in ~200k short blocks (the 148²→296² upsample of DA2-L: 0.22 ms under ncu, ~200 GB/s).
+// A thread owns V adjacent output columns: their horizontal taps are computed once (32-bit offsets within a plane),
+// then it walks groups of R (plane, row) pairs by gridDim.y: all taps of the group's R rows are loaded first, then
+// blended, so R rows' loads are in flight at once; outputs are stored as one V-element word when `vec_store`
+// (out_w % V == 0 and y aligned). (0.5 ran one thread per output in ~200k short blocks: the 148²→296² upsample of
+// DA2-L took 0.22 ms under ncu; 0.6-1.0 walked one row at a time, V = 2: DA2-L's five upsamples 0.27 ms under ncu
+// in session 8, ~0.6 TB/s, each thread waiting out one row's loads before issuing the next row's.)
 template <typename T, int V>
 struct alignas(V * sizeof(T)) Lanes {
   T e[V];
 };
 
-template <typename T, int NT, int V>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
+template <typename T, int NT, int V, int R>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
 __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t planes, ResizeGeom g,
                               int vec_store) {
   const int64_t ox0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (ox0 >= g.out_w) return;
-  int64_t ix[V][NT];
+  int ix[V][NT];
   float wx[V][NT];
 #pragma unroll
   for (int c = 0; c < V; ++c) {
     const int64_t ox = min(ox0 + c, g.out_w - 1);  // columns past the row are computed but not stored
-    if constexpr (NT == 2) linear_taps(g.in_w, g.scale_w, ox, g.align_corners, ix[c], wx[c]);
-    else cubic_taps(g.in_w, g.scale_w, ox, g.align_corners, ix[c], wx[c]);
+    int64_t idx[NT];
+    if constexpr (NT == 2) linear_taps(g.in_w, g.scale_w, ox, g.align_corners, idx, wx[c]);
+    else cubic_taps(g.in_w, g.scale_w, ox, g.align_corners, idx, wx[c]);
+#pragma unroll
+    for (int j = 0; j < NT; ++j) ix[c][j] = static_cast<int>(idx[j]);
   }
-  const int64_t rows = planes * g.out_h;
-  for (int64_t pr = blockIdx.y; pr < rows; pr += gridDim.y) {
-    const int64_t plane = pr / g.out_h, r = pr - plane * g.out_h;
-    int64_t iy[NT];
-    float wy[NT];
-    if constexpr (NT == 2) linear_taps(g.in_h, g.scale_h, g.row0 + r, g.align_corners, iy, wy);
-    else cubic_taps(g.in_h, g.scale_h, g.row0 + r, g.align_corners, iy, wy);
-    const T* src = x + plane * g.in_h * g.in_w;
-    Lanes<T, V> out;
+  const int64_t rows = planes * g.out_h, in_plane = g.in_h * g.in_w;
+  for (int64_t pr0 = static_cast<int64_t>(blockIdx.y) * R; pr0 < rows; pr0 += static_cast<int64_t>(gridDim.y) * R) {
+    float in[R][NT][V][NT];  // [row][vertical tap][column][horizontal tap]
+    float wy[R][NT];
 #pragma unroll
-    for (int c = 0; c < V; ++c) {
-      float acc = 0.f;
+    for (int r = 0; r < R; ++r) {
+      const int64_t pr = min(pr0 + r, rows - 1);  // rows past the end are loaded but not stored
+      const int64_t plane = pr / g.out_h, row = pr - plane * g.out_h;
+      int64_t iy[NT];
+      if constexpr (NT == 2) linear_taps(g.in_h, g.scale_h, g.row0 + row, g.align_corners, iy, wy[r]);
+      else cubic_taps(g.in_h, g.scale_h, g.row0 + row, g.align_corners, iy, wy[r]);
+      const T* src = x + plane * in_plane;
 #pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        float col = 0.f;
+      for (int k = 0; k < NT; ++k) {
+        const T* line = src + static_cast<int>(iy[k]) * static_cast<int>(g.in_w);
 #pragma unroll
-        for (int k = 0; k < NT; ++k)
-          col = __fadd_rn(col, __fmul_rn(wy[k], to_f32(src[iy[k] * g.in_w + ix[c][j]])));
-        acc = __fadd_rn(acc, __fmul_rn(wx[c][j], col));
+        for (int c = 0; c < V; ++c)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) in[r][k][c][j] = to_f32(__ldg(line + ix[c][j]));
       }
-      out.e[c] = from_f32<T>(acc);
     }
-    T* dst = y + pr * g.out_w + ox0;
-    if (vec_store) {
-      *reinterpret_cast<Lanes<T, V>*>(dst) = out;
-    } else {
 #pragma unroll
-      for (int c = 0; c < V; ++c)
-        if (ox0 + c < g.out_w) dst[c] = out.e[c];
+    for (int r = 0; r < R; ++r) {
+      if (pr0 + r >= rows) break;
+      Lanes<T, V> out;
+#pragma unroll
+      for (int c = 0; c < V; ++c) {
+        float acc = 0.f;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          float col = 0.f;
+#pragma unroll
+          for (int k = 0; k < NT; ++k) col = __fadd_rn(col, __fmul_rn(wy[r][k], in[r][k][c][j]));
+          acc = __fadd_rn(acc, __fmul_rn(wx[c][j], col));
+        }
+        out.e[c] = from_f32<T>(acc);
+      }
+      T* dst = y + (pr0 + r) * g.out_w + ox0;
+      if (vec_store) {
+        *reinterpret_cast<Lanes<T, V>*>(dst) = out;
+      } else {
+#pragma unroll
+        for (int c = 0; c < V; ++c)
+          if (ox0 + c < g.out_w) dst[c] = out.e[c];
+      }
     }
   }
 }
 
-template <int NT>
-void launch(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
-  constexpr int V = 2;  // DPT's rows: 37..1036 columns
+// Bilinear: 4 columns × 2 rows per thread and step where the rows allow 4-element stores (DPT's 148 / 296-wide
+// maps), else 2 columns × 4 rows; bicubic (16 taps per output): 2 × 2. 32 loads in flight per thread, ~80 registers.
+template <int NT, int V>
+void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
+  constexpr int R = NT == 2 && V == 2 ? 4 : 2;
   const int64_t planes = y.dim(0) * y.dim(1);
-  c.make_current();
   const int64_t threads_per_row = (g.out_w + V - 1) / V;
-  const int block = static_cast<int>(std::min<int64_t>(256, (threads_per_row + 31) / 32 * 32));
-  const int64_t gx = (threads_per_row + block - 1) / block;
-  const int64_t rows = planes * g.out_h;
-  // ~32 blocks' worth of threads per multiprocessor in all; each walks rows / gridDim.y rows.
+  // As few blocks per row as 256 threads allow, evenly filled (a 518-wide row: 2 × 160 threads, not 256 + 3).
+  const int64_t gx = (threads_per_row + 255) / 256;
+  const int block = static_cast<int>(((threads_per_row + gx - 1) / gx + 31) / 32 * 32);
+  const int64_t groups = (planes * g.out_h + R - 1) / R;
+  // ~32 blocks' worth of threads per multiprocessor in all; each walks groups / gridDim.y row groups.
   const int64_t want = (32 * c.sm_count() * 256 / block + gx - 1) / gx;
-  const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({rows, 65535, want}));
+  const int64_t gy = std::max<int64_t>(1, std::min<int64_t>({groups, 65535, want}));
   const int vec_store = g.out_w % V == 0 && reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), V) == 0;
   dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
     using T = decltype(tag);
-    resize_kernel<T, NT, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0, c.stream()>>>(
-        static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g, vec_store);
+    resize_kernel<T, NT, V, R><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0,
+                                 c.stream()>>>(static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g,
+                                               vec_store);
     DACPP_CUDA_LAUNCH_CHECK(NT == 2 ? "resize_bilinear" : "resize_bicubic");
   });
+}
+
+template <int NT>
+void launch(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
+  DACPP_CHECK(g.in_h * g.in_w < INT32_MAX, ErrorCode::Unsupported, NT == 2 ? "resize_bilinear" : "resize_bicubic",
+              " (cuda): an input plane of ", g.in_h, "x", g.in_w, " exceeds 2^31 elements");
+  c.make_current();
+  const bool wide = reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), 4) == 0 && g.out_w % 4 == 0;
+  if constexpr (NT == 2)
+    if (wide) return launch_v<NT, 4>(c, x, y, g);
+  launch_v<NT, 2>(c, x, y, g);
 }
 
 ResizeGeom geometry(const Tensor& x, const Tensor& y, int64_t full_h, int64_t row0, bool ac, double sh, double sw) {
@@ -179,12 +216,15 @@ void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corne
 
 std::vector<KernelInfo> resize_kernels() {
   return {
-      {"resize_bilinear<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 2>)},
-      {"resize_bilinear<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 2>)},
-      {"resize_bilinear<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 2>)},
-      {"resize_bicubic<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 4, 2>)},
-      {"resize_bicubic<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 4, 2>)},
-      {"resize_bicubic<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 4, 2>)},
+      {"resize_bilinear<f32,2>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 2, 4>)},
+      {"resize_bilinear<bf16,2>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 2, 4>)},
+      {"resize_bilinear<f16,2>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 2, 4>)},
+      {"resize_bilinear<f32,4>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 4, 2>)},
+      {"resize_bilinear<bf16,4>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 4, 2>)},
+      {"resize_bilinear<f16,4>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 4, 2>)},
+      {"resize_bicubic<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 4, 2, 2>)},
+      {"resize_bicubic<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 4, 2, 2>)},
+      {"resize_bicubic<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 4, 2, 2>)},
   };
 }
 
