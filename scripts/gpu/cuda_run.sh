@@ -32,6 +32,15 @@ pack
 if has tests && [ -x $B/dacpp_gpu_tests ]; then
   $B/dacpp_gpu_tests --gtest_brief=1 > "$OUT/gpu_tests.txt" 2>&1; echo "gpu_tests rc=$?" >> "$OUT/gpu_tests.txt"
   tail -5 "$OUT/gpu_tests.txt"
+  # The tuning file (DACPP_TUNING_FILE): a second process takes the first one's choices instead of timing again.
+  TF=/tmp/tuning_file_check.tsv; rm -f $TF
+  for run in 1 2; do
+    DACPP_TUNING_FILE=$TF DACPP_LOG=debug $B/dacpp bench -m tests/fixtures/tiny-da2.gguf --device cuda \
+      --precision bf16 --size 518 --runs 1 --warmup 0 > /dev/null 2> "$OUT/tuning_file_$run.log"
+  done
+  echo "tuning file: $(wc -l < $TF) lines; run 1 timed $(grep -c 'us -> ' "$OUT/tuning_file_1.log") shapes;" \
+    "run 2 timed $(grep -c 'us -> ' "$OUT/tuning_file_2.log"), reused $(grep -c 'from the tuning file' \
+    "$OUT/tuning_file_2.log")" | tee -a "$OUT/gpu_tests.txt"
 fi
 
 MODELS=(${MODELS:-da2_vits da2_vitl})

@@ -1,6 +1,7 @@
 #include "backends/cuda/cuda_context.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/gemm.h"
+#include "core/choice_file.h"
 #include "core/log.h"
 #include "core/tensor.h"
 
@@ -168,10 +170,18 @@ std::string describe(CudaContext& ctx) {
 
 namespace {
 
-// The process-wide tuning tables, one per device index.
+// The process-wide tuning tables, one per device index: the choices of this process (bounded) and those read from
+// the tuning file, if any.
+struct DeviceTable {
+  std::map<std::string, int> tuned;
+  std::map<std::string, int> persisted;
+  std::unique_ptr<ChoiceFile> file;
+  bool file_read = false;
+};
+
 struct TunedTables {
   std::mutex mu;
-  std::map<int, std::map<std::string, int>> by_device;
+  std::map<int, DeviceTable> by_device;
 };
 
 TunedTables& tuned_tables() {
@@ -179,12 +189,32 @@ TunedTables& tuned_tables() {
   return *tables;
 }
 
+// The device's table, its tuning file read on first use. Called with t.mu held.
+DeviceTable& device_table(TunedTables& t, const CudaContext& c) {
+  DeviceTable& d = t.by_device[c.device_index()];
+  if (d.file_read) return d;
+  d.file_read = true;
+  const char* path = std::getenv("DACPP_TUNING_FILE");
+  if (path == nullptr || *path == '\0') return d;
+  d.file = std::make_unique<ChoiceFile>(path, c.tuning_stamp());
+  for (auto& [key, choice] : d.file->load()) {
+    if (d.persisted.size() >= CudaContext::kMaxPersisted) {
+      log::warn("tuning file '", path, "': more than ", CudaContext::kMaxPersisted, " choices for ",
+                c.tuning_stamp(), "; the rest are tuned again");
+      break;
+    }
+    d.persisted.emplace(key, choice);
+  }
+  log::info("tuning file '", path, "': ", d.persisted.size(), " choices for ", c.tuning_stamp());
+  return d;
+}
+
 }  // namespace
 
 int CudaContext::tuned(const std::string& key) const {
   TunedTables& t = tuned_tables();
   std::lock_guard<std::mutex> lock(t.mu);
-  const auto& table = t.by_device[device_index_];
+  const auto& table = device_table(t, *this).tuned;
   const auto it = table.find(key);
   return it == table.end() ? -1 : it->second;
 }
@@ -192,7 +222,7 @@ int CudaContext::tuned(const std::string& key) const {
 void CudaContext::set_tuned(const std::string& key, int choice) {
   TunedTables& t = tuned_tables();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto& table = t.by_device[device_index_];
+  auto& table = device_table(t, *this).tuned;
   if (table.size() >= kMaxTuned && table.find(key) == table.end()) table.clear();
   table.emplace(key, choice);  // a choice another Runner made first stands
 }
@@ -200,7 +230,30 @@ void CudaContext::set_tuned(const std::string& key, int choice) {
 size_t CudaContext::tuned_count() const {
   TunedTables& t = tuned_tables();
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.by_device[device_index_].size();
+  return device_table(t, *this).tuned.size();
+}
+
+int CudaContext::persisted(const std::string& key) const {
+  TunedTables& t = tuned_tables();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const auto& table = device_table(t, *this).persisted;
+  const auto it = table.find(key);
+  return it == table.end() ? -1 : it->second;
+}
+
+void CudaContext::persist(const std::string& key, int choice) {
+  TunedTables& t = tuned_tables();
+  std::lock_guard<std::mutex> lock(t.mu);
+  DeviceTable& d = device_table(t, *this);
+  if (!d.file) return;
+  if (d.persisted.size() < kMaxPersisted && !d.persisted.emplace(key, choice).second) return;  // stored already
+  d.file->append(key, choice);
+}
+
+std::string CudaContext::tuning_stamp() const {
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+  return str_cat(device_name_, " sm", sm_version_, " cudart ", runtime, " cublasLt ", cublasLtGetVersion());
 }
 
 }  // namespace dacpp::cuda

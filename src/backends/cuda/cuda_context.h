@@ -85,6 +85,15 @@ class CudaContext {
   void set_tuned(const std::string& key, int choice);
   size_t tuned_count() const;
   static constexpr size_t kMaxTuned = 4096;  // ~100 bytes each
+  // Choices persisted across processes in the file DACPP_TUNING_FILE names (core/choice_file.h; none when unset):
+  // read once per device on first use, only the lines stamped with this GPU and these library versions
+  // (tuning_stamp), at most kMaxPersisted of them. persisted: the stored choice under `key` or -1; persist: appends
+  // one (nothing without a file; a failed append is a warning). tuned_choice (tuning.h) keys them with its
+  // candidates' labels, so a build whose candidate list differs never reuses a stale index.
+  int persisted(const std::string& key) const;
+  void persist(const std::string& key, int choice);
+  std::string tuning_stamp() const;
+  static constexpr size_t kMaxPersisted = 16384;
 
   // Page-locked host memory for this context's host <-> device copies (engine/device_io.cc: the forward's input
   // and outputs), >= bytes, valid until the next pinned() call (a larger request waits for the stream before it

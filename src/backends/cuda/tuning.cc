@@ -97,13 +97,24 @@ int tuned_choice(CudaContext& c, const std::string& key, int count, int fallback
                  int reps, const std::function<std::string(int)>& label) {
   if (count <= 1 || !autotune_enabled()) return fallback;
   if (const int t = c.tuned(key); t >= 0 && t < count) return t;
+  // The tuning file's key names the candidates too: another build's list (other algorithms, other order) misses.
+  std::string stored = str_cat(key, " {");
+  for (int i = 0; i < count; ++i) stored += str_cat(i ? "|" : "", label(i));
+  stored += "}";
+  if (const int t = c.persisted(stored); t >= 0 && t < count) {
+    log::debug("tuned [", key, "]: from the tuning file -> ", label(t));
+    c.set_tuned(key, t);
+    return c.tuned(key);
+  }
   if (stream_capturing(c)) return fallback;
   std::string report;
   const int best = fastest_alternative(c, count, run, reps, key.c_str(), label, report);
   const int choice = best < 0 ? fallback : best;
   log::debug("tuned [", key, "]:", report, " -> ", label(choice));
   c.set_tuned(key, choice);
-  return c.tuned(key);  // another Runner's choice for this key, if it got there first
+  const int chosen = c.tuned(key);  // another Runner's choice for this key, if it got there first
+  if (chosen == choice && best >= 0) c.persist(stored, choice);
+  return chosen;
 }
 
 }  // namespace dacpp::cuda

@@ -29,9 +29,11 @@ float time_runs_ms(CudaContext& c, const std::function<void()>& run, int reps, c
 bool autotune_enabled();
 
 // The choice among `count` alternatives of the op named by `key` on c's device: the one recorded for the process
-// (CudaContext::tuned) when there is one; `fallback` with autotuning off or while the stream is being captured
-// (nothing can be timed; nothing is recorded); else each alternative is timed by time_runs_ms with `reps`, the
-// fastest is recorded (a choice another Runner recorded first stands) and returned. run(i) runs alternative i and
+// (CudaContext::tuned) when there is one; else the one in the tuning file (CudaContext::persisted, stored under
+// `key` plus every label(i), so only the same candidate list matches), recorded for the process; `fallback` with
+// autotuning off or while the stream is being captured (nothing can be timed; nothing is recorded); else each
+// alternative is timed by time_runs_ms with `reps`, the fastest is recorded (a choice another Runner recorded first
+// stands), appended to the tuning file, and returned. run(i) runs alternative i and
 // returns false when it cannot run here (a cuBLASLt candidate the library refuses); one that runs out of device
 // memory (an im2col buffer on a full GPU) is skipped too; other errors propagate and nothing is recorded.
 // `label(i)` names alternative i in the debug log line of the timings.
