@@ -300,12 +300,6 @@ void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
 // runs along D's columns, which cuBLASLt's epilogue cannot broadcast, so bias and ReLU follow in one pass over y.
 constexpr size_t kMaxColBytes = size_t{128} << 20;
 
-template <int Bytes> struct VecOf;
-template <> struct VecOf<16> { using type = uint4; };
-template <> struct VecOf<8> { using type = uint2; };
-template <> struct VecOf<4> { using type = unsigned; };
-template <> struct VecOf<2> { using type = unsigned short; };
-
 // Calls run(std::integral_constant<int, V>{}) with the widest V of {16 / sizeof(T), 4, 2, 1} elements that divides
 // `count` while `p` is 16-byte aligned (V = 1 otherwise): kernels then move V elements per access, and every run of
 // V starts aligned when their rows are `count` long.

@@ -67,12 +67,6 @@ __global__ void __launch_bounds__(128)
 // (conv_transpose2d bounds it by 65535). A thread writes its V outputs as one 2·V- or 4·V-byte store; for a fixed
 // lane j the warp's reads of z fall in one plane (kx fixed) a few elements apart. (Until 1.0: one thread per output
 // in 128-thread blocks along a row, 2-byte stores: ~50 µs for DA2-L's 148² × 256 output, ~0.45 TB/s.)
-template <int Bytes> struct StoreOf;
-template <> struct StoreOf<16> { using type = uint4; };
-template <> struct StoreOf<8> { using type = uint2; };
-template <> struct StoreOf<4> { using type = unsigned; };
-template <> struct StoreOf<2> { using type = unsigned short; };
-
 template <typename T, int V>
 __global__ void __launch_bounds__(256) deconv_scatter_kernel(const T* __restrict__ z, const float* __restrict__ bias,
                                                              T* __restrict__ y, DeconvArgs a) {
@@ -86,7 +80,7 @@ __global__ void __launch_bounds__(256) deconv_scatter_kernel(const T* __restrict
   const int ky = oy % a.s;
   const T* zrow = z + (static_cast<long long>(no) * a.k + ky) * a.k * zplane + static_cast<long long>(oy / a.s) * a.w;
   const float b = bias ? bias[o] : 0.f;
-  using Store = typename StoreOf<V * sizeof(T)>::type;
+  using Store = typename VecOf<V * sizeof(T)>::type;
   alignas(sizeof(Store)) T out[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) {

@@ -34,6 +34,13 @@ __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { retu
 template <>
 __device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
 
+// The unsigned type of a 16-, 8-, 4- or 2-byte access: a run of V elements of T moved as one VecOf<V·sizeof(T)>.
+template <int Bytes> struct VecOf;
+template <> struct VecOf<16> { using type = uint4; };
+template <> struct VecOf<8> { using type = uint2; };
+template <> struct VecOf<4> { using type = unsigned; };
+template <> struct VecOf<2> { using type = unsigned short; };
+
 // 16 bytes of T (4 floats or 8 halves), for vectorised loads and stores.
 template <typename T>
 struct alignas(16) Vec16 {

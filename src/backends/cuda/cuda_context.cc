@@ -209,14 +209,17 @@ DeviceTable& device_table(TunedTables& t, const CudaContext& c) {
   return d;
 }
 
+int choice_of(const std::map<std::string, int>& table, const std::string& key) {
+  const auto it = table.find(key);
+  return it == table.end() ? -1 : it->second;
+}
+
 }  // namespace
 
 int CudaContext::tuned(const std::string& key) const {
   TunedTables& t = tuned_tables();
   std::lock_guard<std::mutex> lock(t.mu);
-  const auto& table = device_table(t, *this).tuned;
-  const auto it = table.find(key);
-  return it == table.end() ? -1 : it->second;
+  return choice_of(device_table(t, *this).tuned, key);
 }
 
 void CudaContext::set_tuned(const std::string& key, int choice) {
@@ -236,9 +239,7 @@ size_t CudaContext::tuned_count() const {
 int CudaContext::persisted(const std::string& key) const {
   TunedTables& t = tuned_tables();
   std::lock_guard<std::mutex> lock(t.mu);
-  const auto& table = device_table(t, *this).persisted;
-  const auto it = table.find(key);
-  return it == table.end() ? -1 : it->second;
+  return choice_of(device_table(t, *this).persisted, key);
 }
 
 void CudaContext::persist(const std::string& key, int choice) {
