@@ -12,8 +12,8 @@
 // the matrix padded to a multiple of 8 elements; gathered by a strided kernel, or through shared memory for stride-1
 // convs on maps whose pixel count is not a multiple of 4); 1×1 convs are one GEMM on x itself. Row-shifted GEMMs
 // (conv_row_gemm) run convs with vertical stride 1 from a matrix holding only the kx taps (a third of im2col's for
-// 3×3): one accumulating GEMM per ky (the tuner offers them to f32 convs only: D holds the partial sums). 3×3
-// stride-1 pad-1 bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
+// 3×3): one accumulating GEMM per ky (into an f32 band buffer for bf16 / f16, rounded once). 3×3 stride-1 pad-1
+// bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
 // conv3x3_tc.cuh (four tile variants).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
@@ -544,33 +544,72 @@ void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
   DACPP_CUDA_LAUNCH_CHECK("conv2d_rowcol");
 }
 
+// y[n0 + i, o, oy0·OW + j] = act(d[i, o, j] + bias[o]) for j < m: a band of f32 partial sums (row-shifted GEMMs of a
+// bf16 / f16 conv) rounded once into y. grid: x over j, y over o (bounded by 65535), z over the chunk's images.
+template <typename T>
+__global__ void store_band_kernel(const float* __restrict__ d, const float* __restrict__ bias, T* __restrict__ y,
+                                  int o_count, long long m, long long plane, long long y_offset, int relu) {
+  const int img = blockIdx.z;
+  for (int o = blockIdx.y; o < o_count; o += gridDim.y) {
+    const float* src = d + (static_cast<long long>(img) * o_count + o) * m;
+    T* dst = y + (static_cast<long long>(img) * o_count + o) * plane + y_offset;
+    const float b = bias ? bias[o] : 0.f;
+    for (long long j = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; j < m;
+         j += static_cast<long long>(gridDim.x) * blockDim.x) {
+      float f = src[j] + b;
+      if (relu) f = fmaxf(f, 0.f);
+      dst[j] = from_float<T>(f);
+    }
+  }
+}
+
+template <typename T>
+void store_band(CudaContext& c, const float* d, const float* bias, T* y, const ConvArgs& a, int nb, long long m,
+                long long plane, long long y_offset) {
+  const unsigned gx = static_cast<unsigned>(std::min<long long>((m + 255) / 256, 4 * c.sm_count()));
+  const unsigned gy = static_cast<unsigned>(std::min(a.o, 65535));
+  store_band_kernel<T><<<dim3(gx, gy, static_cast<unsigned>(nb)), 256, 0, c.stream()>>>(d, bias, y, a.o, m, plane,
+                                                                                       y_offset, a.relu);
+  DACPP_CUDA_LAUNCH_CHECK("conv2d row-shifted store");
+}
+
+// For bf16 / f16 the KH GEMMs accumulate into an f32 band buffer (GemmSpec::d_f32) behind X̃ in the scratch, rounded
+// once into y by store_band with the bias and ReLU: adding into a 16-bit D rounded the partial sums KH - 1 times
+// (DA2-L bf16 depth 1.07e-2 from the official f32 in session 8 where the tuner chose this path; 9.9e-3 without it).
+// The band buffer counts against kMaxColBytes with X̃.
 template <typename T>
 void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    const std::string& what) {
+  constexpr bool f32_sums = !std::is_same_v<T, float>;
   const long long p = static_cast<long long>(a.oh) * a.ow;
   const int ckw = a.c * a.kw;
-  const size_t per_img = rowcol_bytes_per_image(a, x.dtype());
   const size_t per_row = dtype_nbytes(x.dtype(), static_cast<int64_t>(ckw) * a.ow);  // one input row of X̃
+  const size_t d_row = f32_sums ? sizeof(float) * static_cast<size_t>(a.o) * a.ow : 0;  // f32 sums per output row
+  const size_t per_img = rowcol_bytes_per_image(a, x.dtype()) + d_row * a.oh;
   const bool banded = per_img > kMaxColBytes;
-  const int chunk = banded ? 1 : static_cast<int>(std::min<size_t>(a.n, kMaxColBytes / per_img));
-  const long long rows_fit = static_cast<long long>(kMaxColBytes / per_row) - (a.kh - 1);
+  const int chunk = banded ? 1 : static_cast<int>(std::min<size_t>({static_cast<size_t>(a.n), kMaxColBytes / per_img,
+                                                                      size_t{65535}}));  // store_band's grid.z
+  const size_t halo = per_row * (a.kh - 1);
+  const long long rows_fit =
+      halo < kMaxColBytes ? static_cast<long long>((kMaxColBytes - halo) / (per_row + d_row)) : 1;
   const int band_rows = banded ? static_cast<int>(std::clamp<long long>(rows_fit, 1, a.oh)) : a.oh;
   const size_t col_raw = banded ? per_row * static_cast<size_t>(band_rows + a.kh - 1)
-                                : per_img * static_cast<size_t>(chunk);
+                                : rowcol_bytes_per_image(a, x.dtype()) * static_cast<size_t>(chunk);
   const size_t col_bytes = (col_raw + 255) / 256 * 256;
+  const size_t sums_bytes = (d_row * static_cast<size_t>(band_rows) * static_cast<size_t>(chunk) + 255) / 256 * 256;
   // A model's weight keeps its ky-major copy (CudaContext::derived); a borrowed one (no owned storage) gets it
-  // behind X̃ in the same scratch, which a second scratch() call would replace.
+  // behind X̃ and the sums in the same scratch, which a second scratch() call would replace.
+  const size_t wk_bytes = w.storage() ? 0 : ky_major_bytes(a, x.dtype());
+  auto* mem = static_cast<char*>(c.scratch(col_bytes + sums_bytes + wk_bytes, "conv2d row-shifted X"));
+  T* col = reinterpret_cast<T*>(mem);
+  float* sums = f32_sums ? reinterpret_cast<float*>(mem + col_bytes) : nullptr;
   std::shared_ptr<const void> wk;
-  T* col = nullptr;
   if (w.storage()) {
     wk = c.derived(w, kDerivedKyMajor, ky_major_bytes(a, x.dtype()),
                    [&](void* dst) { relayout_ky_major<T>(c, w, a, dst); }, "conv2d ky-major weights");
-    col = static_cast<T*>(c.scratch(col_bytes, "conv2d row-shifted X"));
   } else {
-    auto* mem = static_cast<char*>(c.scratch(col_bytes + ky_major_bytes(a, x.dtype()), "conv2d row-shifted X"));
-    col = reinterpret_cast<T*>(mem);
-    relayout_ky_major<T>(c, w, a, mem + col_bytes);
-    wk = std::shared_ptr<const void>(mem + col_bytes, [](const void*) {});
+    relayout_ky_major<T>(c, w, a, mem + col_bytes + sums_bytes);
+    wk = std::shared_ptr<const void>(mem + col_bytes + sums_bytes, [](const void*) {});
   }
   const auto* wkp = static_cast<const T*>(wk.get());
   const T* xp = static_cast<const T*>(x.raw());
@@ -579,9 +618,8 @@ void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float
   g.n = a.o;
   g.k = ckw;
   g.ldb = ckw;
-  g.ldd = p;
-  g.stride_d = static_cast<int64_t>(a.o) * p;
   g.dtype = x.dtype();
+  g.d_f32 = f32_sums;
   for (int n0 = 0; n0 < a.n; n0 += chunk) {
     const int nb = std::min(chunk, a.n - n0);
     for (int oy0 = 0; oy0 < a.oh; oy0 += band_rows) {
@@ -592,15 +630,23 @@ void conv_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float
       g.lda = plane_in;
       g.stride_a = static_cast<int64_t>(ckw) * plane_in;
       g.batch = nb;
-      T* d = yp + static_cast<long long>(n0) * a.o * p + static_cast<long long>(oy0) * a.ow;
+      // f32 sums: [nb, O, m] packed; else y itself (the band is a run of each output plane).
+      g.ldd = f32_sums ? g.m : p;
+      g.stride_d = static_cast<int64_t>(a.o) * g.ldd;
+      void* d = f32_sums ? static_cast<void*>(sums)
+                         : static_cast<void*>(yp + static_cast<long long>(n0) * a.o * p +
+                                              static_cast<long long>(oy0) * a.ow);
       for (int ky = 0; ky < a.kh; ++ky) {
         g.accumulate = ky > 0;
         gemm(c, g, col + static_cast<long long>(ky) * a.ow, wkp + static_cast<long long>(ky) * a.o * ckw, d, nullptr,
              what.c_str());
       }
+      if (f32_sums)
+        store_band<T>(c, sums, bias, yp + static_cast<long long>(n0) * a.o * p, a, nb, g.m, p,
+                      static_cast<long long>(oy0) * a.ow);
     }
   }
-  if (bias || a.relu) bias_act<T>(c, yp, bias, a, p);
+  if (!f32_sums && (bias || a.relu)) bias_act<T>(c, yp, bias, a, p);
 }
 
 bool is_pointwise(const ConvArgs& a) {
@@ -842,11 +888,7 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const ConvAlgo fallback = heuristic_algo(c, x, a);
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
-  // Row-shifted GEMMs add each ky's product into D, so with a bf16 / f16 D the partial sums are rounded to 16 bits
-  // twice before the last product: only f32 convs may choose them (session 8: DA2-L bf16 depth 1.07e-2 from the
-  // official f32 in the two parity runs whose tuner chose them at 296×392 and 74×98, 9.9e-3 with DACPP_AUTOTUNE=0;
-  // every other algorithm accumulates a whole output in f32 and rounds once).
-  if (row_gemm_applies(a) && x.dtype() == DType::F32) candidates.push_back(ConvAlgo::RowGemm);
+  if (row_gemm_applies(a)) candidates.push_back(ConvAlgo::RowGemm);
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
@@ -959,6 +1001,8 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_im2col_s1<f32>", reinterpret_cast<const void*>(&im2col_s1_kernel<float>)},
       {"conv2d_im2col_s1<bf16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__nv_bfloat16>)},
       {"conv2d_im2col_s1<f16>", reinterpret_cast<const void*>(&im2col_s1_kernel<__half>)},
+      {"conv2d_store_band<bf16>", reinterpret_cast<const void*>(&store_band_kernel<__nv_bfloat16>)},
+      {"conv2d_store_band<f16>", reinterpret_cast<const void*>(&store_band_kernel<__half>)},
       {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
       {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
       {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},

@@ -36,7 +36,7 @@ uint32_t alignment_of(const void* p) {
   return al;
 }
 
-using Key = std::array<int64_t, 19>;
+using Key = std::array<int64_t, 20>;
 
 Key key_of(const GemmSpec& s, const void* a, const void* b, const void* d, const void* bias) {
   return Key{s.m,
@@ -57,7 +57,8 @@ Key key_of(const GemmSpec& s, const void* a, const void* b, const void* d, const
              alignment_of(b),
              alignment_of(d),
              bias ? alignment_of(bias) : 0,
-             s.accumulate};
+             s.accumulate,
+             s.d_f32};
 }
 
 // Descriptors and algorithm of one GEMM shape.
@@ -132,7 +133,8 @@ std::unique_ptr<Plan> make_descriptors(const GemmSpec& s, const void* bias, cons
   // Stored shapes: A is [m, k] (or [k, m] when transposed), B is [k, n] (or [n, k]).
   make_layout(&p->a, t, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.batch, s.stride_a, what, "A");
   make_layout(&p->b, t, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.batch, s.stride_b, what, "B");
-  make_layout(&p->d, t, s.m, s.n, s.ldd, s.batch, s.stride_d, what, "D");
+  DACPP_CHECK(!(s.d_f32 && bias), ErrorCode::Internal, what, ": an f32 D takes no bias");
+  make_layout(&p->d, s.d_f32 ? CUDA_R_32F : t, s.m, s.n, s.ldd, s.batch, s.stride_d, what, "D");
   return p;
 }
 

@@ -37,6 +37,8 @@ struct GemmSpec {
   // D = A·B + D (beta 1) instead of D = A·B. Such a GEMM is never timed on the caller's D (each timed run would add
   // to it again): it runs the heuristic's first algorithm.
   bool accumulate = false;
+  // D stored in f32 whatever `dtype` (A and B keep it): partial sums added over several GEMMs stay unrounded. No bias.
+  bool d_f32 = false;
 };
 
 // Enqueues the GEMM on c's stream. `what` names the call in errors (Backend with cuBLAS's status text; fault
