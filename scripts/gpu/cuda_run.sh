@@ -24,6 +24,7 @@ mkdir -p /tmp/c && tar -xJf .carry/cuda.tar.xz -C /tmp/c
 export LD_LIBRARY_PATH=/tmp/c/libs:/usr/local/cuda/lib64
 export PYTHONUNBUFFERED=1
 B=/tmp/c/bin
+CHOICES="$OUT/choices.tsv"  # autotuning choices shared by the bench and profile steps (DACPP_TUNING_FILE)
 STEPS=("$@"); [ ${#STEPS[@]} -eq 0 ] && STEPS=(tests parity bench)
 has() { [[ " ${STEPS[*]} " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
@@ -65,14 +66,15 @@ if has bench; then
   for m in "${MODELS[@]}"; do [ -f /tmp/$m.gguf ] || python3 scripts/parity/full_size.py --out /tmp/fs --models $m \
       > /dev/null 2>&1 && $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; done
   [ -n "${SKIP_TORCH:-}" ] || python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
+  # The benches keep their tuned choices in $CHOICES (DACPP_TUNING_FILE), which the profile step reuses.
   for m in "${MODELS[@]}"; do
     for p in ${BENCH_PRECISIONS:-bf16 f16}; do
-      $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 --warmup 10 --json \
-        > "$OUT/bench_${m}_$p.json" 2>&1
+      DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 \
+        --warmup 10 --json > "$OUT/bench_${m}_$p.json" 2>&1
     done
   done
-  $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 --batch 16 --runs 20 --warmup 5 \
-    --json > "$OUT/bench_da2_vitl_bf16_b16.json" 2>&1
+  DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/da2_vitl.gguf --device cuda --precision bf16 --size 518 \
+    --batch 16 --runs 20 --warmup 5 --json > "$OUT/bench_da2_vitl_bf16_b16.json" 2>&1
   # What the first-use autotuning chose (conv algorithm, GEMM algorithm, attention variant; one line per shape).
   for m in "${MODELS[@]}"; do
     DACPP_LOG=debug $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
@@ -123,16 +125,21 @@ fi
 
 
 # profile: kernel time per kernel name over one bf16 forward (Nsight Compute), for the models in MODELS (or
-# PROFILE_MODELS). The bench runs warmup 1 + 2 forwards under ncu; the last forward is found as the shortest tail of
-# at least 50 launches that repeats the one before it (first-use tuning launches are thereby left out).
+# PROFILE_MODELS). The bench runs warmup 1 + 2 forwards under ncu with the choices of $CHOICES (tuned by the bench
+# step, or by a plain run here first), so ncu sees the algorithms a normal run uses (tuning under the profiler
+# chose differently); the last forward is found as the shortest tail of at least 50 launches that repeats the one
+# before it.
 pack
 if has profile; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   for m in ${PROFILE_MODELS:-${MODELS[@]}}; do
     [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
       $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
-    $NCU --metrics gpu__time_duration.sum --cache-control none --clock-control none --csv $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
-      --size 518 --runs 2 --warmup 1 > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
+    DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
+      --warmup 0 > /dev/null 2>&1
+    DACPP_TUNING_FILE=$CHOICES $NCU --metrics gpu__time_duration.sum --cache-control none --clock-control none --csv \
+      $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 2 --warmup 1 \
+      > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
     python3 - "$OUT/ncu_$m.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
