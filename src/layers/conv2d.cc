@@ -30,16 +30,21 @@ void Conv2d::forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation 
   ops::conv2d(ex.ctx, x, w_, b_, y, p, act);
 }
 
-Tensor Conv2d::forward_tokens(Exec& ex, const Tensor& tokens) const {
+Tensor Conv2d::forward_tokens(Exec& ex, const Tensor& tokens, int64_t gh, int64_t gw) const {
   DACPP_CHECK(spec_.kernel == 1 && spec_.stride == 1 && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '",
               w_.name(), "': forward_tokens needs a 1×1 stride-1 unpadded conv (kernel ", spec_.kernel, ", stride ",
               spec_.stride, ", pad ", spec_.pad, ")");
-  DACPP_CHECK(tokens.rank() == 3 && tokens.dim(2) == spec_.in, ErrorCode::InvalidArgument, "conv '", w_.name(),
-              "': tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [B, P, ",
-              spec_.in, "]");
-  Tensor y = ex.alloc({tokens.dim(0), tokens.dim(1), spec_.out}, "conv.tokens_out");
+  DACPP_CHECK(tokens.rank() == 3 && tokens.dim(1) == gh * gw && tokens.dim(2) == spec_.in,
+              ErrorCode::InvalidArgument, "conv '", w_.name(), "': tokens '", tokens.name(), "' have shape ",
+              shape_str(tokens.shape()), ", expected [B, ", gh, "·", gw, ", ", spec_.in, "]");
+  const int64_t b = tokens.dim(0), p = gh * gw;
+  Tensor map = ex.alloc({b, spec_.out, gh, gw}, "conv.tokens_map");
+  ArenaScope scope(ex.arena);
+  Tensor y = ex.alloc({b, p, spec_.out}, "conv.tokens_out");
   ops::linear(ex.ctx, tokens, w_.reshape({spec_.out, spec_.in}), b_, y);
-  return y;
+  Tensor planes = map.reshape({b, spec_.out, p});
+  ops::permute(ex.ctx, y, {0, 2, 1}, planes);  // [B, P, out] → [B, out, P]: out channels moved, not in
+  return map;
 }
 
 Tensor Conv2d::forward_patches(Exec& ex, const Tensor& x) const {

@@ -25,11 +25,12 @@ class Conv2d {
   Tensor forward(Exec& ex, const Tensor& x, ops::Activation act = ops::Activation::None) const;
   // Same into a preallocated y (must not alias x).
   void forward_into(Exec& ex, const Tensor& x, Tensor& y, ops::Activation act = ops::Activation::None) const;
-  // A 1×1, stride-1, unpadded conv applied to channels-last tokens: [B, P, in] → a new [B, P, out] activation, the
-  // linear with the conv's weight viewed [out, in] (the same sums as forward() on the permuted map). On a GPU this
-  // is the encoder's GEMM layout (K contiguous in both operands), which cuBLASLt ran 3-5× faster than the NCHW 1×1
-  // conv's (pixels contiguous) on DA2's 37² reassemble projections. InvalidArgument for any other conv.
-  Tensor forward_tokens(Exec& ex, const Tensor& tokens) const;
+  // A 1×1, stride-1, unpadded conv applied to channels-last tokens [B, gh·gw, in], giving the map [B, out, gh, gw]
+  // (a new activation): the linear with the conv's weight viewed [out, in], then the permute to planes (moving out
+  // channels instead of in). The same sums as forward() on the permuted tokens; on a GPU the GEMM is the encoder's
+  // layout (K contiguous in both operands), which cuBLASLt ran 3-5× faster than the NCHW 1×1 conv's (pixels
+  // contiguous) on DA2's 37² reassemble projections. InvalidArgument for any other conv or token shape.
+  Tensor forward_tokens(Exec& ex, const Tensor& tokens, int64_t gh, int64_t gw) const;
   // A conv with kernel == stride and no padding (the ViT patch embedding) producing channels-last tokens:
   // x [N, in, H, W] (H, W multiples of the kernel) → a new [N, (H/k)·(W/k), out] activation. The patches are gathered
   // as rows (one rank-6 permute) and multiplied by the weight viewed [out, in·k·k] in one linear: the same sums as

@@ -5,7 +5,6 @@
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
 #include "ops/elementwise.h"
-#include "ops/permute.h"
 #include "ops/resize.h"
 #include "ops/resize_rows.h"
 
@@ -56,13 +55,7 @@ Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int
   layers::ArenaScope scope(ex.arena);
   Tensor t = tokens;
   if (norm_) t = norm_->forward(ex, tokens);
-  // The 1×1 projection on the channels-last tokens, then [B, P, oc] → [B, oc, gh, gw] (permuting oc instead of c
-  // channels; layers::Conv2d::forward_tokens says why the GEMM is faster this way round).
-  const layers::Conv2d& proj = projects_[static_cast<size_t>(s)];
-  const Tensor projected = proj.forward_tokens(ex, t);
-  Tensor map = ex.alloc({b, proj.out_channels(), gh * gw}, "dpt.map");
-  ops::permute(ex.ctx, projected, {0, 2, 1}, map);
-  Tensor x = map.reshape({b, proj.out_channels(), gh, gw});
+  Tensor x = projects_[static_cast<size_t>(s)].forward_tokens(ex, t, gh, gw);  // layers::Conv2d says why
   if (s == 0) x = resize0_->forward(ex, x);
   if (s == 1) x = resize1_->forward(ex, x);
   if (s == 3) x = resize3_->forward(ex, x);

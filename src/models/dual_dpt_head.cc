@@ -67,19 +67,14 @@ DualDptHead::DualDptHead(const ModelFile& mf, const HeadConfig& h, int64_t in_di
 }
 
 Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const {
-  // tokens: [S, P, 2E] → LN → project (1×1 on the tokens) → map [S, oc_s, gh, gw] → + UV → resize → rn: [S, F, h_s, w_s]
+  // tokens: [S, P, 2E] → LN → project (1×1 on the tokens) → map [S, oc_s, gh, gw] → + UV → resize →
+  // rn: [S, F, h_s, w_s]
   layers::Exec& ex = rs.ex;
   const int64_t b = tokens.dim(0);
   Tensor rn = ex.alloc({b, cfg_.features, detail::dpt_stage_size(s, gh), detail::dpt_stage_size(s, gw)}, "dualdpt.rn");
   layers::ArenaScope scope(ex.arena);
   Tensor t = norm_.forward(ex, tokens);
-  // The 1×1 projection on the channels-last tokens, then [B, P, oc] → [B, oc, gh, gw] (permuting oc instead of c
-  // channels; layers::Conv2d::forward_tokens says why the GEMM is faster this way round).
-  const layers::Conv2d& proj = projects_[static_cast<size_t>(s)];
-  const Tensor projected = proj.forward_tokens(ex, t);
-  Tensor map = ex.alloc({b, proj.out_channels(), gh * gw}, "dualdpt.map");
-  ops::permute(ex.ctx, projected, {0, 2, 1}, map);
-  Tensor x = map.reshape({b, proj.out_channels(), gh, gw});
+  Tensor x = projects_[static_cast<size_t>(s)].forward_tokens(ex, t, gh, gw);  // layers::Conv2d says why
   add_uv_embedding(rs, x, gh, static_cast<double>(gw) / static_cast<double>(gh));
   if (s == 0) x = resize0_->forward(ex, x);
   if (s == 1) x = resize1_->forward(ex, x);

@@ -300,20 +300,6 @@ void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
 // runs along D's columns, which cuBLASLt's epilogue cannot broadcast, so bias and ReLU follow in one pass over y.
 constexpr size_t kMaxColBytes = size_t{128} << 20;
 
-// Calls run(std::integral_constant<int, V>{}) with the widest V of {16 / sizeof(T), 4, 2, 1} elements that divides
-// `count` while `p` is 16-byte aligned (V = 1 otherwise): kernels then move V elements per access, and every run of
-// V starts aligned when their rows are `count` long.
-template <typename T, typename Run>
-void with_vector_width(long long count, const void* p, Run&& run) {
-  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
-  const bool aligned = reinterpret_cast<uintptr_t>(p) % 16 == 0;
-  if (aligned && count % kMax == 0) return run(std::integral_constant<int, kMax>{});
-  if constexpr (kMax > 4)
-    if (aligned && count % 4 == 0) return run(std::integral_constant<int, 4>{});
-  if (aligned && count % 2 == 0) return run(std::integral_constant<int, 2>{});
-  run(std::integral_constant<int, 1>{});
-}
-
 // A piece of X̂: images [n0, n0 + nb), output rows [oy0, oy0 + rows), stored col[(image - n0)·K + k][band_p] with
 // band_p = rows·ow. Each thread writes V consecutive pixels of one row of X̂ (one 16/8/4/2-byte store; V divides
 // band_p, so every row of col starts aligned) and walks the rows of col by gridDim.y: its pixels' (oy, ox) are

@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -94,18 +95,12 @@ __global__ void __launch_bounds__(256) deconv_scatter_kernel(const T* __restrict
 // Runs the scatter with the widest V of {16 / sizeof(T), 4, 2, 1} that divides OW while y is 16-byte aligned.
 template <typename T>
 void launch_scatter(CudaContext& c, const T* z, const float* bias, T* y, const DeconvArgs& a, int nb) {
-  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
-  const bool aligned = reinterpret_cast<uintptr_t>(y) % 16 == 0;
-  auto run = [&](auto vec) {
+  with_vector_width<T>(a.ow, y, [&](auto vec) {
     constexpr int V = decltype(vec)::value;
     const long long runs = static_cast<long long>(a.oh) * (a.ow / V);
     const dim3 grid(static_cast<unsigned>((runs + 255) / 256), static_cast<unsigned>(nb * a.o));
     deconv_scatter_kernel<T, V><<<grid, 256, 0, c.stream()>>>(z, bias, y, a);
-  };
-  if (aligned && a.ow % kMax == 0) run(std::integral_constant<int, kMax>{});
-  else if (kMax > 4 && aligned && a.ow % 4 == 0) run(std::integral_constant<int, (kMax > 4 ? 4 : kMax)>{});
-  else if (aligned && a.ow % 2 == 0) run(std::integral_constant<int, 2>{});
-  else run(std::integral_constant<int, 1>{});
+  });
   DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_scatter");
 }
 
@@ -177,23 +172,24 @@ void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Te
               " is not supported");
 }
 
+// Every width with_vector_width can pick for T: the scatter at that width.
+template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
+void add_scatter_variants(std::vector<KernelInfo>& out, const char* type) {
+  out.push_back({str_cat("conv_transpose2d_scatter<", type, ",", V, ">"),
+                 reinterpret_cast<const void*>(&deconv_scatter_kernel<T, V>)});
+  if constexpr (V > 1) add_scatter_variants<T, V / 2>(out, type);
+}
+
 std::vector<KernelInfo> conv_transpose2d_kernels() {
-  return {
+  std::vector<KernelInfo> out = {
       {"conv_transpose2d_gather<f32>", reinterpret_cast<const void*>(&conv_transpose2d_gather<float>)},
       {"conv_transpose2d_gather<bf16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__nv_bfloat16>)},
       {"conv_transpose2d_gather<f16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__half>)},
-      {"conv_transpose2d_scatter<f32,4>", reinterpret_cast<const void*>(&deconv_scatter_kernel<float, 4>)},
-      {"conv_transpose2d_scatter<f32,2>", reinterpret_cast<const void*>(&deconv_scatter_kernel<float, 2>)},
-      {"conv_transpose2d_scatter<f32,1>", reinterpret_cast<const void*>(&deconv_scatter_kernel<float, 1>)},
-      {"conv_transpose2d_scatter<bf16,8>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__nv_bfloat16, 8>)},
-      {"conv_transpose2d_scatter<bf16,4>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__nv_bfloat16, 4>)},
-      {"conv_transpose2d_scatter<bf16,2>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__nv_bfloat16, 2>)},
-      {"conv_transpose2d_scatter<bf16,1>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__nv_bfloat16, 1>)},
-      {"conv_transpose2d_scatter<f16,8>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__half, 8>)},
-      {"conv_transpose2d_scatter<f16,4>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__half, 4>)},
-      {"conv_transpose2d_scatter<f16,2>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__half, 2>)},
-      {"conv_transpose2d_scatter<f16,1>", reinterpret_cast<const void*>(&deconv_scatter_kernel<__half, 1>)},
   };
+  add_scatter_variants<float>(out, "f32");
+  add_scatter_variants<__nv_bfloat16>(out, "bf16");
+  add_scatter_variants<__half>(out, "f16");
+  return out;
 }
 
 }  // namespace dacpp::cuda

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -40,6 +41,20 @@ template <> struct VecOf<16> { using type = uint4; };
 template <> struct VecOf<8> { using type = uint2; };
 template <> struct VecOf<4> { using type = unsigned; };
 template <> struct VecOf<2> { using type = unsigned short; };
+
+// Calls run(std::integral_constant<int, V>{}) with the widest V of {16 / sizeof(T), 4, 2, 1} elements that divides
+// `count` while `p` is 16-byte aligned (V = 1 otherwise): kernels then move V elements per access, and every run of
+// V starts aligned when their rows are `count` long.
+template <typename T, typename Run>
+void with_vector_width(long long count, const void* p, Run&& run) {
+  constexpr int kMax = 16 / static_cast<int>(sizeof(T));
+  const bool aligned = reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  if (aligned && count % kMax == 0) return run(std::integral_constant<int, kMax>{});
+  if constexpr (kMax > 4)
+    if (aligned && count % 4 == 0) return run(std::integral_constant<int, 4>{});
+  if (aligned && count % 2 == 0) return run(std::integral_constant<int, 2>{});
+  run(std::integral_constant<int, 1>{});
+}
 
 // 16 bytes of T (4 floats or 8 halves), for vectorised loads and stores.
 template <typename T>
