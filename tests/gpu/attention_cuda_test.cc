@@ -53,6 +53,21 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
                        std::to_string(splits));
     }
   }
+  // The Hopper wgmma kernel (D = 64) where this GPU and build have it: warpgroups × keys per tile × splits.
+  if (c.d != 64) return;
+  if (!cuda::attention_wgmma_available(ctx().cuda())) {
+    EXPECT_THROW(cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, out, 1, 64), Error);
+    return;
+  }
+  for (auto [wg, keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128}}) {
+    for (int splits = 1; splits <= 4; ++splits) {
+      Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_wgmma");
+      cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o2, wg, keys, splits);
+      expect_close(o2, want, c.dt,
+                   "attention wgmma " + std::to_string(wg) + "x" + std::to_string(keys) + " /" +
+                       std::to_string(splits));
+    }
+  }
 }
 
 std::string attn_name(const ::testing::TestParamInfo<AttnCase>& i) {

@@ -26,6 +26,7 @@
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tuning.h"
+#include "backends/cuda/wgmma_util.cuh"
 
 namespace dacpp::cuda {
 namespace {
@@ -74,17 +75,17 @@ __device__ __forceinline__ float exp2_ftz(float x) {
   return y;
 }
 
-// Online-softmax update of one warp's 16 rows for one tile of raw scores s (q·k, keys past nk at -inf): weights
+// Online-softmax update of one warp's 16 rows for one tile of N raw scores s (q·k, keys past nk at -inf): weights
 // 2^(s·scale_log2 - max) in one FMA + one ex2 each (scale_log2 > 0, so the raw maximum scales to the scaled one).
 // Rows: g (i = 0) and g + 8 (i = 1); m: running max in scaled log2 units; l: this thread's partial row sums.
-template <int D>
-__device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o)[D / 8][4], float (&m)[2],
+template <int N, int D>
+__device__ __forceinline__ void softmax_update(float (&s)[N / 8][4], float (&o)[D / 8][4], float (&m)[2],
                                                float (&l)[2], float scale_log2) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = -INFINITY;
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * i], s[nt][2 * i + 1]));
+    for (int nt = 0; nt < N / 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * i], s[nt][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[i], mx * scale_log2);
@@ -92,7 +93,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
     const float alpha = exp2_ftz(m[i] - m_use);
     float sum = 0.f;
 #pragma unroll
-    for (int nt = 0; nt < kBc / 8; ++nt) {
+    for (int nt = 0; nt < N / 8; ++nt) {
       s[nt][2 * i] = exp2_ftz(fmaf(s[nt][2 * i], scale_log2, -m_use));
       s[nt][2 * i + 1] = exp2_ftz(fmaf(s[nt][2 * i + 1], scale_log2, -m_use));
       sum += s[nt][2 * i] + s[nt][2 * i + 1];
@@ -104,6 +105,37 @@ __device__ __forceinline__ void softmax_update(float (&s)[kBc / 8][4], float (&o
       o[dt][2 * i] *= alpha;
       o[dt][2 * i + 1] *= alpha;
     }
+  }
+}
+
+// The finished 16 rows [row0, row0 + 16) of one warp (this thread: rows row0 + g and row0 + g + 8, columns
+// 8·dt + 2t, 2t + 1): divided by their row sums into out [B, nq, H, D] (rows past nq skipped), or with split-KV the
+// f32 partial result and its lse (Split). The block is (row block, b·H + h, split) as both kernels launch it.
+template <typename T, int D>
+__device__ __forceinline__ void store_rows(const float (&o)[D / 8][4], const float (&m)[2], const float (&l)[2],
+                                           int row0, int heads, int nq, T* __restrict__ out, const Split& sp) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, bh = blockIdx.y;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float li = l[i];
+    li += __shfl_xor_sync(0xffffffffu, li, 1);
+    li += __shfl_xor_sync(0xffffffffu, li, 2);
+    const float inv = li > 0.f ? 1.f / li : 0.f;
+    const int row = row0 + g + 8 * i;
+    if (row >= nq) continue;
+    if (sp.splits > 1) {
+      const int64_t r = (static_cast<int64_t>(blockIdx.z) * gridDim.y + bh) * nq + row;
+      float* orow = sp.o + r * D;
+#pragma unroll
+      for (int dt = 0; dt < D / 8; ++dt)
+        *reinterpret_cast<float2*>(orow + dt * 8 + 2 * t) = make_float2(o[dt][2 * i] * inv, o[dt][2 * i + 1] * inv);
+      if (t == 0) sp.lse[r] = li > 0.f ? m[i] + log2f(li) : -INFINITY;
+      continue;
+    }
+    T* orow = out + ((static_cast<int64_t>(bh / heads) * nq + row) * heads + bh % heads) * D;
+#pragma unroll
+    for (int dt = 0; dt < D / 8; ++dt)
+      *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * t) = pack2<T>(o[dt][2 * i] * inv, o[dt][2 * i + 1] * inv);
   }
 }
 
@@ -120,7 +152,7 @@ __global__ void __launch_bounds__(WARPS * 32)
   T* sk = sq + kRows * kStride;     // [2][kBc][kStride]
   T* sv = sk + 2 * kBc * kStride;   // [2][kBc][kStride]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, mi = lane / 8, ri = lane % 8;
+  const int t = lane % 4, mi = lane / 8, ri = lane % 8;
   const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
   const int b = bh / heads, h = bh % heads;
   const T* qb = q + b * st.q_batch + h * st.q_head;
@@ -197,7 +229,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[mt][nt][e] = -INFINITY;
     }
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) softmax_update<D>(s[mt], o[mt], m[mt], l[mt], scale_log2);
+    for (int mt = 0; mt < MT; ++mt) softmax_update<kBc, D>(s[mt], o[mt], m[mt], l[mt], scale_log2);
 
 #pragma unroll
     for (int kc = 0; kc < kBc / 16; ++kc) {
@@ -224,32 +256,119 @@ __global__ void __launch_bounds__(WARPS * 32)
   }
 
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float li = l[mt][i];
-      li += __shfl_xor_sync(0xffffffffu, li, 1);
-      li += __shfl_xor_sync(0xffffffffu, li, 2);
-      const float inv = li > 0.f ? 1.f / li : 0.f;
-      const int row = q0 + (warp * MT + mt) * 16 + g + 8 * i;
-      if (row >= nq) continue;
-      if (sp.splits > 1) {
-        const int64_t r = (static_cast<int64_t>(blockIdx.z) * gridDim.y + bh) * nq + row;
-        float* orow = sp.o + r * D;
-#pragma unroll
-        for (int dt = 0; dt < D / 8; ++dt)
-          *reinterpret_cast<float2*>(orow + dt * 8 + 2 * t) =
-              make_float2(o[mt][dt][2 * i] * inv, o[mt][dt][2 * i + 1] * inv);
-        if (t == 0) sp.lse[r] = li > 0.f ? m[mt][i] + log2f(li) : -INFINITY;
-        continue;
-      }
-      T* orow = out + ((static_cast<int64_t>(b) * nq + row) * heads + h) * D;
-#pragma unroll
-      for (int dt = 0; dt < D / 8; ++dt)
-        *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * t) =
-            pack2<T>(o[mt][dt][2 * i] * inv, o[mt][dt][2 * i + 1] * inv);
+  for (int mt = 0; mt < MT; ++mt) store_rows<T, D>(o[mt], m[mt], l[mt], q0 + (warp * MT + mt) * 16, heads, nq, out, sp);
+}
+
+// Rows [row0, row0 + R) of a [rows, 64] matrix (row stride `stride` elements) into a 128-byte-swizzled shared tile
+// (wgmma_util.cuh) by THREADS threads; rows past `rows` are zeroed.
+template <typename T, int R, int THREADS>
+__device__ __forceinline__ void load_tile_sw128(unsigned char* dst, const T* src, int row0, int rows, int stride,
+                                                int tid) {
+  for (int i = tid; i < R * 8; i += THREADS) {
+    const int r = i / 8, c = i % 8;
+    unsigned char* d = dst + wgmma::swizzle128(r, c);
+    if (row0 + r < rows) {
+      cp_async16(d, src + static_cast<int64_t>(row0 + r) * stride + c * 8);
+    } else {
+      *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
     }
   }
+}
+
+// Hopper kernel (sm_90a, D = 64): WG warpgroups of 64 query rows each share double-buffered K / V tiles of BC keys
+// (cp.async into 128-byte-swizzled shared memory). Per tile each warpgroup computes S = Q·Kᵀ with wgmma (Q and K
+// read straight from shared memory), runs the same online softmax as flash_attention_tc on the accumulators, and
+// adds P·V with wgmma taking P from registers and V from shared memory (transposed operand). Shared memory:
+// (64·WG + 4·BC)·128 bytes + 1 KiB for alignment. Compiled empty for other targets; the host launches it only
+// where CudaContext::hopper_mma().
+template <typename T, int WG, int BC>
+__global__ void __launch_bounds__(WG * 128)
+    flash_attention_wgmma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                          T* __restrict__ out, int heads, int nq, int nk, float scale_log2, Strides st, Split sp) {
+#if DACPP_HAS_WGMMA
+  constexpr int D = 64, kRows = 64 * WG, kThreads = 128 * WG, kTile = BC * 128;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* sq = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);  // swizzle atoms are 1 KiB
+  unsigned char* sk = sq + kRows * 128;  // [2][BC rows]
+  unsigned char* sv = sk + 2 * kTile;    // [2][BC rows]
+  const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, t = tid % 4;
+  const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
+  const int b = bh / heads, h = bh % heads;
+  const T* qb = q + b * st.q_batch + h * st.q_head;
+  const T* kb = k + b * st.kv_batch + h * st.kv_head;
+  const T* vb = v + b * st.kv_batch + h * st.kv_head;
+
+  const int ntiles = (nk + BC - 1) / BC;
+  const int j0 = blockIdx.z * sp.tiles, j1 = min(ntiles, j0 + sp.tiles);
+
+  load_tile_sw128<T, kRows, kThreads>(sq, qb, q0, nq, st.row, tid);
+  load_tile_sw128<T, BC, kThreads>(sk, kb, j0 * BC, nk, st.row, tid);
+  load_tile_sw128<T, BC, kThreads>(sv, vb, j0 * BC, nk, st.row, tid);
+  cp_async_commit();
+
+  float o[D / 8][4], s[BC / 8][4];
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const uint64_t desc_q = wgmma::desc_sw128(smem_addr(sq + wg * 64 * 128));
+
+  for (int j = j0; j < j1; ++j) {
+    const int buf = (j - j0) & 1;
+    cp_async_wait<0>();           // tile j (and Q) landed for this thread's copies
+    wgmma::fence_proxy_async();   // ... and are visible to the tensor cores
+    __syncthreads();              // every thread's copies; every warpgroup is done with the other buffer
+    if (j + 1 < j1) {
+      load_tile_sw128<T, BC, kThreads>(sk + (buf ^ 1) * kTile, kb, (j + 1) * BC, nk, st.row, tid);
+      load_tile_sw128<T, BC, kThreads>(sv + (buf ^ 1) * kTile, vb, (j + 1) * BC, nk, st.row, tid);
+      cp_async_commit();
+    }
+    // S = Q·Kᵀ: four K steps of 16 (32 bytes along the swizzled rows).
+    const uint64_t desc_k = wgmma::desc_sw128(smem_addr(sk + buf * kTile));
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      if constexpr (BC == 64) {
+        wgmma::wgmma_ss_n64<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
+      } else {
+        wgmma::wgmma_ss_n128<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
+      }
+    }
+    wgmma::commit();
+    wgmma::fence_operands(s);
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
+
+    const int key0 = j * BC;
+    if (key0 + BC > nk) {  // only the last tile has keys past nk
+#pragma unroll
+      for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[nt][e] = -INFINITY;
+    }
+    softmax_update<BC, D>(s, o, m, l, scale_log2);
+
+    // O += P·V: P as the A fragments of 16 keys each, V rows (keys) 16 at a time (2048 bytes).
+    uint32_t pa[BC / 16][4];
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; ++kc) {
+      pa[kc][0] = pack2<T>(s[2 * kc][0], s[2 * kc][1]);
+      pa[kc][1] = pack2<T>(s[2 * kc][2], s[2 * kc][3]);
+      pa[kc][2] = pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+      pa[kc][3] = pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+    }
+    const uint64_t desc_v = wgmma::desc_sw128(smem_addr(sv + buf * kTile));
+    wgmma::fence_operands(o);
+    wgmma::fence();
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; ++kc) wgmma::wgmma_rs_n64<T>(o, pa[kc], desc_v + kc * (2048 >> 4));
+    wgmma::commit();
+    wgmma::fence_operands(o);
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
+  }
+  store_rows<T, D>(o, m, l, q0 + wg * 64 + warp * 16, heads, nq, out, sp);
+#endif
 }
 
 // The split-KV results of flash_attention_tc weighed into out [B, nq, H, D]: one warp per row r = bh·nq + row,
@@ -402,9 +521,9 @@ TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& 
           false};
 }
 
-// The split actually launched for `splits` asked: every split gets at least one key tile.
-Split make_split(const TcArgs& a, const Dims& g, int splits) {
-  const int ntiles = (g.nk + kBc - 1) / kBc;
+// The split actually launched for `splits` asked with key tiles of `tile` keys: every split gets at least one tile.
+Split make_split(const TcArgs& a, const Dims& g, int splits, int tile) {
+  const int ntiles = (g.nk + tile - 1) / tile;
   if (splits <= 1 || ntiles <= 1) return Split{1, ntiles, nullptr, nullptr};
   const int per = (ntiles + splits - 1) / splits;
   const int count = (ntiles + per - 1) / per;
@@ -413,13 +532,23 @@ Split make_split(const TcArgs& a, const Dims& g, int splits) {
   return Split{count, per, a.partials, a.partials + count * rows * g.d};
 }
 
+// After a split-KV launch: the partial results combined into a.out (nothing for an unsplit one).
+template <typename T, int D>
+void launch_combine(cudaStream_t st, const TcArgs& a, const Dims& g, const Split& sp) {
+  if (sp.splits == 1) return;
+  const int64_t rows = int64_t{g.b} * g.h * g.nq;
+  attention_combine<T, D><<<static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
+                            0, st>>>(sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
+  DACPP_CUDA_LAUNCH_CHECK("attention_combine");
+}
+
 template <typename T, int D, int MT, int WARPS>
 void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 16 * MT * WARPS;
   const auto kernel = flash_attention_tc<T, D, MT, WARPS>;
   const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
-  const Split sp = make_split(a, g, splits);
+  const Split sp = make_split(a, g, splits, kBc);
   DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal,
               "flash_attention_tc: a split-KV launch without partial-result memory");
   const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
@@ -427,11 +556,24 @@ void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int
                                          static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
                                          scale * 1.4426950408889634f, a.st, sp);
   DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
-  if (sp.splits == 1) return;
-  const int64_t rows = int64_t{g.b} * g.h * g.nq;
-  attention_combine<T, D><<<static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
-                            0, st>>>(sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
-  DACPP_CUDA_LAUNCH_CHECK("attention_combine");
+  launch_combine<T, D>(st, a, g, sp);
+}
+
+template <typename T, int WG, int BC>
+void launch_wgmma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
+  constexpr int kRows = 64 * WG;
+  const auto kernel = flash_attention_wgmma<T, WG, BC>;
+  const size_t smem = static_cast<size_t>(kRows + 4 * BC) * 128 + 1024;
+  set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_wgmma");
+  const Split sp = make_split(a, g, splits, BC);
+  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal,
+              "flash_attention_wgmma: a split-KV launch without partial-result memory");
+  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
+  kernel<<<grid, WG * 128, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                       static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                       scale * 1.4426950408889634f, a.st, sp);
+  DACPP_CUDA_LAUNCH_CHECK("flash_attention_wgmma");
+  launch_combine<T, 64>(st, a, g, sp);
 }
 
 template <typename T, int DC>
@@ -457,8 +599,9 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
   return launch_simt<T, 8>(st, q, k, v, scale, out, g);
 }
 
-// The tensor-core kernel's variants: 16-row m-tiles per warp × warps per block.
-enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1 };
+// The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and
+// flash_attention_wgmma's warpgroups per block × keys per tile (D = 64 where CudaContext::hopper_mma()).
+enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1, G1K64, G1K128, G2K64, G2K128 };
 
 const char* variant_name(TcVariant v) {
   switch (v) {
@@ -467,6 +610,10 @@ const char* variant_name(TcVariant v) {
     case TcVariant::M2W2: return "64 rows/2 warps";
     case TcVariant::M1W2: return "32 rows/2 warps";
     case TcVariant::M1W1: return "16 rows/1 warp";
+    case TcVariant::G1K64: return "wgmma 64 rows/64 keys";
+    case TcVariant::G1K128: return "wgmma 64 rows/128 keys";
+    case TcVariant::G2K64: return "wgmma 128 rows/64 keys";
+    case TcVariant::G2K128: return "wgmma 128 rows/128 keys";
   }
   return "?";
 }
@@ -489,6 +636,12 @@ struct TcPlan {
 
 template <typename T, int D>
 void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
+  if constexpr (D == 64) {
+    if (p.var == TcVariant::G1K64) return launch_wgmma<T, 1, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G1K128) return launch_wgmma<T, 1, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G2K64) return launch_wgmma<T, 2, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G2K128) return launch_wgmma<T, 2, 128>(st, a, scale, g, p.splits);
+  }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, a, scale, g, p.splits);
@@ -511,13 +664,15 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 }
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
-// D = 128 chooses among the one-m-tile variants (two m-tiles would spill). Splitting the keys is tried only when the
+// D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
+// tries the wgmma kernel's four tilings. Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
-  constexpr TcVariant kVariants[] = {TcVariant::M1W4, TcVariant::M1W2, TcVariant::M1W1, TcVariant::M2W4,
-                                     TcVariant::M2W2};
-  const int variants = g.d > 64 ? 3 : 5;
+  constexpr TcVariant kVariants[] = {TcVariant::M1W4,  TcVariant::M1W2,   TcVariant::M1W1,
+                                     TcVariant::M2W4,  TcVariant::M2W2,   TcVariant::G1K64,
+                                     TcVariant::G1K128, TcVariant::G2K64, TcVariant::G2K128};
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 9 : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -628,8 +783,29 @@ void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const T
   run_tc_any(c, a, scale, g, TcPlan{var, splits});
 }
 
-// Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, and for
-// D <= 64 two m-tiles with 4 / 2 warps.
+bool attention_wgmma_available(const CudaContext& c) { return c.hopper_mma(); }
+
+void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                             Tensor& out, int warpgroups, int key_tile, int splits) {
+  const Dims g = separate_dims(q, k, "attention_wgmma_variant");
+  DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "attention_wgmma_variant (cuda): the wgmma kernel needs an ",
+              "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
+              c.sm_version(), ")");
+  TcArgs a = separate_args(q, k, v, out, g);
+  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && (warpgroups == 1 || warpgroups == 2) &&
+                  (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
+              ErrorCode::InvalidArgument, "attention_wgmma_variant (cuda): q ", shape_str(q.shape()), " variant ",
+              warpgroups, " warpgroups, ", key_tile, " keys /", splits, " not supported");
+  if (out.numel() == 0) return;
+  c.make_current();
+  const TcVariant var = warpgroups == 1 ? (key_tile == 64 ? TcVariant::G1K64 : TcVariant::G1K128)
+                                        : (key_tile == 64 ? TcVariant::G2K64 : TcVariant::G2K128);
+  a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
+  run_tc_any(c, a, scale, g, TcPlan{var, splits});
+}
+
+// Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, for
+// D <= 64 two m-tiles with 4 / 2 warps, for D = 64 the wgmma kernel's four tilings.
 template <typename T, int D>
 void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
   const auto add = [&](const void* kernel, int m_tiles, int warps) {
@@ -641,6 +817,15 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
   if constexpr (D <= 64) {
     add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 2, 4>), 2, 4);
     add(reinterpret_cast<const void*>(&flash_attention_tc<T, D, 2, 2>), 2, 2);
+  }
+  if constexpr (D == 64) {  // compiled empty outside sm_90a, launched only where CudaContext::hopper_mma()
+    const auto add_wg = [&](const void* kernel, int warpgroups, int keys) {
+      out.push_back({str_cat("flash_attention_wgmma<", type, ",", warpgroups, "x", keys, ">"), kernel});
+    };
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 1, 64>), 1, 64);
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 1, 128>), 1, 128);
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 2, 64>), 2, 64);
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 2, 128>), 2, 128);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/kernel_probe.h"
 #include "core/choice_file.h"
 #include "core/log.h"
 #include "core/tensor.h"
@@ -39,6 +40,7 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
     DACPP_CUBLAS_CHECK(cublasLtCreate(&lt_), "CUDA context: cublasLtCreate on cuda:", device_index);
     workspace_ = allocator_->allocate(kWorkspaceBytes, "cuBLASLt workspace");
     workspace_bytes_ = kWorkspaceBytes;
+    hopper_mma_ = sm90a_image_runs(device_index);
   } catch (...) {
     if (workspace_) allocator_->deallocate(workspace_);
     if (lt_) cublasLtDestroy(lt_);

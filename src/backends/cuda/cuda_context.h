@@ -49,6 +49,9 @@ class CudaContext {
   std::string device_name() const { return device_name_; }
   // Number of streaming multiprocessors (for grid sizing).
   int sm_count() const { return sm_count_; }
+  // Whether the Hopper warpgroup-MMA kernels run here: an sm_90 GPU and a build with an sm_90a image
+  // (sm90a_image_runs, checked once when the context is made).
+  bool hopper_mma() const { return hopper_mma_; }
 
   // The cuBLASLt plans of this context (gemm.h).
   GemmPlans& gemm_plans() { return *gemm_plans_; }
@@ -114,6 +117,7 @@ class CudaContext {
   size_t workspace_bytes_ = 0;
   int sm_version_ = 0;
   int sm_count_ = 0;
+  bool hopper_mma_ = false;
   std::string device_name_;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<GemmPlans> gemm_plans_;

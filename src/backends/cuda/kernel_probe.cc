@@ -42,6 +42,7 @@ std::vector<KernelInfo> all_kernels() {
   append(all, resize_kernels());
   append(all, copy_kernels());
   append(all, tuning_kernels());
+  append(all, arch_probe_kernels());
   append(all, nn_kernels());
   return all;
 }

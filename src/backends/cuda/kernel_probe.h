@@ -34,5 +34,11 @@ std::vector<KernelInfo> permute_kernels();
 std::vector<KernelInfo> resize_kernels();
 std::vector<KernelInfo> copy_kernels();
 std::vector<KernelInfo> tuning_kernels();  // stream_hold.cu
+std::vector<KernelInfo> arch_probe_kernels();  // arch_probe.cu
+
+// Whether the image the driver runs on `device` was built for sm_90a (CMAKE_CUDA_ARCHITECTURES holding 90a), i.e.
+// the Hopper-only kernels (wgmma) are real there; false on other GPUs and for an sm_90 / PTX-only build. Runs a
+// one-thread kernel and waits for it. Throws Backend when the driver fails.
+bool sm90a_image_runs(int device);
 
 }  // namespace dacpp::cuda
