@@ -30,11 +30,12 @@ test-release: build
 test-debug: build-debug
 	cd $(DEBUG) && ctest --output-on-failure --no-tests=error -j $(JOBS) -E "^cli\."
 
-# The GPU tests (dacpp_gpu_tests) need a GPU: they are compiled here and run on the GPU machine.
+# The GPU tests (dacpp_gpu_tests) need a GPU: they are compiled here and run on the GPU machine. sm_90a, as the
+# GPU machine runs it: the Hopper-only (wgmma) kernels are compiled with their real bodies.
 build-cuda-ci: deps
 	@if [ -n "$(NVCC)" ]; then \
 	  cmake -S . -B $(CUDA_CI) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDACPP_CUDA=ON \
-	    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=$(NVCC) >/dev/null && \
+	    -DCMAKE_CUDA_ARCHITECTURES=90a -DCMAKE_CUDA_COMPILER=$(NVCC) >/dev/null && \
 	  cmake --build $(CUDA_CI) -j $(JOBS) --target dacpp dacpp_gpu_tests; \
 	else echo "nvcc not found: the CUDA backend is not compiled"; fi
 

@@ -59,7 +59,8 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
     EXPECT_THROW(cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, out, 1, 64), Error);
     return;
   }
-  for (auto [wg, keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128}}) {
+  for (auto [wg, keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
+                          std::pair{3, 64}, std::pair{3, 128}}) {
     for (int splits = 1; splits <= 4; ++splits) {
       Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_wgmma");
       cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o2, wg, keys, splits);

@@ -203,10 +203,12 @@ TEST_F(CoreOpsCudaTest, AddScaledMatchesCpu) {
 
 // The fused residual update + norm (a pre-norm block's x += ls ⊙ attn(…); h = norm2(x)) against the CPU's
 // add_scaled then layer_norm: the updated stream x and the normalised y, bf16 / f16 / f32 branches, with and
-// without LayerScale; [3, 37, 1024]: 4-wide kernel, [5, 30] with an odd row length: the scalar one.
+// without LayerScale; rows of 384 / 768 / 1024 / 1536: the register-resident kernel, [2, 640]: the 4-wide loop,
+// [5, 30] with an odd row length: the scalar one.
 TEST_F(CoreOpsCudaTest, AddScaledLayerNormMatchesCpu) {
   if (IsSkipped()) return;
-  for (const Shape& s : {Shape{3, 37, 1024}, Shape{5, 30}, Shape{4, 7, 33}}) {
+  for (const Shape& s : {Shape{3, 37, 1024}, Shape{5, 30}, Shape{4, 7, 33}, Shape{2, 9, 384}, Shape{11, 768},
+                         Shape{3, 1536}, Shape{2, 640}}) {
     for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
       for (bool with_ls : {true, false}) {
         const std::string what =

@@ -278,7 +278,9 @@ __device__ __forceinline__ void load_tile_sw128(unsigned char* dst, const T* src
 // Hopper kernel (sm_90a, D = 64): WG warpgroups of 64 query rows each share double-buffered K / V tiles of BC keys
 // (cp.async into 128-byte-swizzled shared memory). Per tile each warpgroup computes S = Q·Kᵀ with wgmma (Q and K
 // read straight from shared memory), runs the same online softmax as flash_attention_tc on the accumulators, and
-// adds P·V with wgmma taking P from registers and V from shared memory (transposed operand). Shared memory:
+// adds P·V with wgmma taking P from registers and V from shared memory (transposed operand). Overlapping the next
+// tile's Q·Kᵀ with this tile's softmax and P·V (FA3-style, a second set of score registers) measured no faster on
+// the H200 (DA2-L 35.4 vs 35.3 us, DA2-S 20.1 vs 20.6 us) and was dropped. Shared memory:
 // (64·WG + 4·BC)·128 bytes + 1 KiB for alignment. Compiled empty for other targets; the host launches it only
 // where CudaContext::hopper_mma().
 template <typename T, int WG, int BC>
@@ -601,7 +603,7 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
 
 // The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and
 // flash_attention_wgmma's warpgroups per block × keys per tile (D = 64 where CudaContext::hopper_mma()).
-enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1, G1K64, G1K128, G2K64, G2K128 };
+enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1, G1K64, G1K128, G2K64, G2K128, G3K64, G3K128 };
 
 const char* variant_name(TcVariant v) {
   switch (v) {
@@ -614,6 +616,8 @@ const char* variant_name(TcVariant v) {
     case TcVariant::G1K128: return "wgmma 64 rows/128 keys";
     case TcVariant::G2K64: return "wgmma 128 rows/64 keys";
     case TcVariant::G2K128: return "wgmma 128 rows/128 keys";
+    case TcVariant::G3K64: return "wgmma 192 rows/64 keys";
+    case TcVariant::G3K128: return "wgmma 192 rows/128 keys";
   }
   return "?";
 }
@@ -641,6 +645,8 @@ void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g
     if (p.var == TcVariant::G1K128) return launch_wgmma<T, 1, 128>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::G2K64) return launch_wgmma<T, 2, 64>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::G2K128) return launch_wgmma<T, 2, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G3K64) return launch_wgmma<T, 3, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G3K128) return launch_wgmma<T, 3, 128>(st, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
@@ -665,14 +671,15 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the wgmma kernel's four tilings. Splitting the keys is tried only when the
+// tries the wgmma kernel's six tilings. Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
   constexpr TcVariant kVariants[] = {TcVariant::M1W4,  TcVariant::M1W2,   TcVariant::M1W1,
                                      TcVariant::M2W4,  TcVariant::M2W2,   TcVariant::G1K64,
-                                     TcVariant::G1K128, TcVariant::G2K64, TcVariant::G2K128};
-  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 9 : 5;
+                                     TcVariant::G1K128, TcVariant::G2K64, TcVariant::G2K128,
+                                     TcVariant::G3K64, TcVariant::G3K128};
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 11 : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -792,20 +799,22 @@ void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, c
               "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
               c.sm_version(), ")");
   TcArgs a = separate_args(q, k, v, out, g);
-  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && (warpgroups == 1 || warpgroups == 2) &&
+  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= 3 &&
                   (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
               ErrorCode::InvalidArgument, "attention_wgmma_variant (cuda): q ", shape_str(q.shape()), " variant ",
               warpgroups, " warpgroups, ", key_tile, " keys /", splits, " not supported");
   if (out.numel() == 0) return;
   c.make_current();
-  const TcVariant var = warpgroups == 1 ? (key_tile == 64 ? TcVariant::G1K64 : TcVariant::G1K128)
-                                        : (key_tile == 64 ? TcVariant::G2K64 : TcVariant::G2K128);
+  constexpr TcVariant kByShape[3][2] = {{TcVariant::G1K64, TcVariant::G1K128},
+                                        {TcVariant::G2K64, TcVariant::G2K128},
+                                        {TcVariant::G3K64, TcVariant::G3K128}};
+  const TcVariant var = kByShape[warpgroups - 1][key_tile == 128];
   a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
   run_tc_any(c, a, scale, g, TcPlan{var, splits});
 }
 
 // Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, for
-// D <= 64 two m-tiles with 4 / 2 warps, for D = 64 the wgmma kernel's four tilings.
+// D <= 64 two m-tiles with 4 / 2 warps, for D = 64 the wgmma kernel's six tilings.
 template <typename T, int D>
 void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
   const auto add = [&](const void* kernel, int m_tiles, int warps) {
@@ -826,6 +835,8 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 1, 128>), 1, 128);
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 2, 64>), 2, 64);
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 2, 128>), 2, 128);
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 3, 64>), 3, 64);
+    add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 3, 128>), 3, 128);
   }
 }
 

@@ -3,6 +3,7 @@
 // beta. Rows whose length is a multiple of 16 bytes' worth of elements use 16-byte loads. y may alias x: each
 // element is read and written by the same lane. add_scaled_layer_norm runs the same row function with the
 // residual update x ← x + a ⊙ ls folded into its first pass.
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -102,6 +103,71 @@ __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a,
   layer_norm_row<float, V, TY, TA, true>(x + row * cols, a + row * cols, ls, gamma, beta, y + row * cols, cols, eps);
 }
 
+// add_scaled_layer_norm_kernel for rows of cols = 32·4·NP (f32 stream, 4 elements per 16-byte load): each lane
+// keeps its NP packs in registers, so the variance and output passes do not read the row back. The same sums in
+// the same order as layer_norm_row: the results are identical.
+template <int NP, typename TA, typename TY>
+__global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
+                                                  const float* __restrict__ gamma, const float* __restrict__ beta,
+                                                  TY* __restrict__ y, int64_t rows, float eps) {
+  constexpr int V = 4, kCols = 32 * V * NP;
+  struct alignas(16) Pack {
+    float v[V];
+  };
+  struct alignas(sizeof(TA) * V) PackA {
+    TA v[V];
+  };
+  struct alignas(sizeof(TY) * V) PackY {
+    TY v[V];
+  };
+  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int lane = threadIdx.x & 31;
+  Pack* xr = reinterpret_cast<Pack*>(x + row * kCols);
+  const PackA* ar = reinterpret_cast<const PackA*>(a + row * kCols);
+  PackY* yr = reinterpret_cast<PackY*>(y + row * kCols);
+  Pack v[NP];
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < NP; ++i) {
+    const int p = lane + 32 * i;
+    v[i] = xr[p];
+    const PackA av = ar[p];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float t = to_f32(av.v[j]);
+      v[i].v[j] = v[i].v[j] + (ls ? t * ls[p * V + j] : t);
+    }
+    xr[p] = v[i];
+#pragma unroll
+    for (int j = 0; j < V; ++j) s += v[i].v[j];
+  }
+  const float mean = warp_sum(s) / static_cast<float>(kCols);
+  float q = 0.f;
+#pragma unroll
+  for (int i = 0; i < NP; ++i)
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float d = v[i].v[j] - mean;
+      q += d * d;
+    }
+  const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(kCols) + eps);
+#pragma unroll
+  for (int i = 0; i < NP; ++i) {
+    const int p = lane + 32 * i;
+    PackY o;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const int c = p * V + j;
+      o.v[j] = from_f32<TY>((v[i].v[j] - mean) * rstd * gamma[c] + beta[c]);
+    }
+    yr[p] = o;
+  }
+}
+
+// The register-resident row widths: the ViT widths 384, 768, 1024, 1536 (S, B, L, G).
+constexpr int kRegPacks[] = {3, 6, 8, 12};
+
 template <typename TA, typename TY>
 void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
                   const Tensor& beta, float eps, Tensor& y) {
@@ -117,7 +183,24 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
-  if (cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY))) {
+  const bool vec = cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) &&
+                   aligned_to(yp, 4 * sizeof(TY));
+  bool done = false;
+  const auto try_regs = [&](auto np) {
+    constexpr int kNP = decltype(np)::value;
+    if (done || !vec || cols != 128 * kNP) return;
+    add_scaled_layer_norm_regs_kernel<kNP, TA, TY>
+        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, ap, lp, gp, bp, yp, rows, eps);
+    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_regs");
+    done = true;
+  };
+  static_assert(sizeof(kRegPacks) / sizeof(int) == 4, "try_regs below lists kRegPacks");
+  try_regs(std::integral_constant<int, kRegPacks[0]>{});
+  try_regs(std::integral_constant<int, kRegPacks[1]>{});
+  try_regs(std::integral_constant<int, kRegPacks[2]>{});
+  try_regs(std::integral_constant<int, kRegPacks[3]>{});
+  if (done) return;
+  if (vec) {
     add_scaled_layer_norm_kernel<4, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
         xp, ap, lp, gp, bp, yp, rows, cols, eps);
     DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_vec");
@@ -175,8 +258,19 @@ void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Ten
   });
 }
 
+template <typename TA, typename TY>
+void add_regs_kernels(std::vector<KernelInfo>& out, const char* type) {
+  const auto add = [&](const void* kernel, int np) {
+    out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * np, ",", type, ">"), kernel});
+  };
+  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[0], TA, TY>), kRegPacks[0]);
+  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[1], TA, TY>), kRegPacks[1]);
+  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[2], TA, TY>), kRegPacks[2]);
+  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[3], TA, TY>), kRegPacks[3]);
+}
+
 std::vector<KernelInfo> layer_norm_kernels() {
-  return {
+  std::vector<KernelInfo> out = {
       {"add_scaled_layer_norm<4,bf16,bf16>",
        reinterpret_cast<const void*>(&add_scaled_layer_norm_kernel<4, __nv_bfloat16, __nv_bfloat16>)},
       {"add_scaled_layer_norm<1,bf16,bf16>",
@@ -200,6 +294,10 @@ std::vector<KernelInfo> layer_norm_kernels() {
       {"layer_norm<f32,4,f16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 4, __half>)},
       {"layer_norm<f32,1,f16>", reinterpret_cast<const void*>(&layer_norm_kernel<float, 1, __half>)},
   };
+  add_regs_kernels<__nv_bfloat16, __nv_bfloat16>(out, "bf16");
+  add_regs_kernels<__half, __half>(out, "f16");
+  add_regs_kernels<float, float>(out, "f32");
+  return out;
 }
 
 }  // namespace dacpp::cuda
