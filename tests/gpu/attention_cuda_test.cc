@@ -39,35 +39,38 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   ops::attention(cpu, q, k, v, scale, want);
   expect_close(out, want, c.dt, "attention");
 
-  // Every tensor-core variant, whatever the per-shape choice: m-tiles per warp × warps × key splits (1..4; a
-  // split count above the number of 64-key tiles falls back to fewer).
-  const bool tc = c.dt != DType::F32 && (c.d == 32 || c.d == 64 || c.d == 128);
-  if (!tc) return;
-  for (auto [mt, warps] : {std::pair{1, 4}, std::pair{1, 2}, std::pair{1, 1}, std::pair{2, 4}, std::pair{2, 2}}) {
-    if (mt == 2 && c.d > 64) continue;
+  // Every tensor-core variant, whatever the per-shape choice, with key splits 1..4 (a split count above the number
+  // of key tiles falls back to fewer).
+  const auto check_splits = [&](const std::string& label, const auto& run) {
     for (int splits = 1; splits <= 4; ++splits) {
       Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_variant");
-      cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o2, mt, warps, splits);
-      expect_close(o2, want, c.dt,
-                   "attention variant " + std::to_string(mt) + "x" + std::to_string(warps) + " /" +
-                       std::to_string(splits));
+      run(o2, splits);
+      expect_close(o2, want, c.dt, label + " /" + std::to_string(splits));
     }
+  };
+  const bool tc = c.dt != DType::F32 && (c.d == 32 || c.d == 64 || c.d == 128);
+  if (!tc) return;
+  // The mma.sync kernel: m-tiles per warp × warps.
+  for (auto [m_tiles, n_warps] :
+       {std::pair{1, 4}, std::pair{1, 2}, std::pair{1, 1}, std::pair{2, 4}, std::pair{2, 2}}) {
+    const int mt = m_tiles, warps = n_warps;  // named copies: a lambda cannot capture structured bindings in C++17
+    if (mt == 2 && c.d > 64) continue;
+    check_splits("attention variant " + std::to_string(mt) + "x" + std::to_string(warps), [&](Tensor& o, int splits) {
+      cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o, mt, warps, splits);
+    });
   }
-  // The Hopper wgmma kernel (D = 64) where this GPU and build have it: warpgroups × keys per tile × splits.
+  // The Hopper wgmma kernel (D = 64) where this GPU and build have it: warpgroups × keys per tile.
   if (c.d != 64) return;
   if (!cuda::attention_wgmma_available(ctx().cuda())) {
     EXPECT_THROW(cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, out, 1, 64), Error);
     return;
   }
-  for (auto [wg, keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
-                          std::pair{3, 64}, std::pair{3, 128}}) {
-    for (int splits = 1; splits <= 4; ++splits) {
-      Tensor o2 = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out_wgmma");
-      cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o2, wg, keys, splits);
-      expect_close(o2, want, c.dt,
-                   "attention wgmma " + std::to_string(wg) + "x" + std::to_string(keys) + " /" +
-                       std::to_string(splits));
-    }
+  for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
+                              std::pair{3, 64}, std::pair{3, 128}}) {
+    const int wg = n_wg, keys = n_keys;
+    check_splits("attention wgmma " + std::to_string(wg) + "x" + std::to_string(keys), [&](Tensor& o, int splits) {
+      cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits);
+    });
   }
 }
 

@@ -139,6 +139,23 @@ __device__ __forceinline__ void store_rows(const float (&o)[D / 8][4], const flo
   }
 }
 
+// What block (row block, b·H + h, split z) of either flash kernel reads: head h of batch b of q / k / v, and its
+// share [j0, j1) of the key tiles of `tile` keys (all of them without split-KV).
+template <typename T>
+struct BlockHeads {
+  const T *q, *k, *v;
+  int j0, j1;
+};
+
+template <typename T>
+__device__ __forceinline__ BlockHeads<T> block_heads(const T* q, const T* k, const T* v, int heads, int nk, int tile,
+                                                     const Strides& st, const Split& sp) {
+  const int bh = blockIdx.y, b = bh / heads, h = bh % heads;
+  const int ntiles = (nk + tile - 1) / tile, j0 = blockIdx.z * sp.tiles;
+  return {q + b * st.q_batch + h * st.q_head, k + b * st.kv_batch + h * st.kv_head,
+          v + b * st.kv_batch + h * st.kv_head, j0, min(ntiles, j0 + sp.tiles)};
+}
+
 // MT: 16-row m-tiles per warp (each K / V fragment read from shared memory feeds MT mma's), WARPS: warps per block;
 // a block takes 16·MT·WARPS query rows.
 template <typename T, int D, int MT, int WARPS>
@@ -153,14 +170,10 @@ __global__ void __launch_bounds__(WARPS * 32)
   T* sv = sk + 2 * kBc * kStride;   // [2][kBc][kStride]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int t = lane % 4, mi = lane / 8, ri = lane % 8;
-  const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
-  const int b = bh / heads, h = bh % heads;
-  const T* qb = q + b * st.q_batch + h * st.q_head;
-  const T* kb = k + b * st.kv_batch + h * st.kv_head;
-  const T* vb = v + b * st.kv_batch + h * st.kv_head;
-
-  const int ntiles = (nk + kBc - 1) / kBc;
-  const int j0 = blockIdx.z * sp.tiles, j1 = min(ntiles, j0 + sp.tiles);
+  const int q0 = blockIdx.x * kRows;
+  const BlockHeads<T> hb = block_heads(q, k, v, heads, nk, kBc, st, sp);
+  const T *qb = hb.q, *kb = hb.k, *vb = hb.v;
+  const int j0 = hb.j0, j1 = hb.j1;
 
   load_tile<T, D, kRows, kThreads>(sq, qb, q0, nq, st.row, tid);
   load_tile<T, D, kBc, kThreads>(sk, kb, j0 * kBc, nk, st.row, tid);
@@ -294,14 +307,10 @@ __global__ void __launch_bounds__(WG * 128)
   unsigned char* sk = sq + kRows * 128;  // [2][BC rows]
   unsigned char* sv = sk + 2 * kTile;    // [2][BC rows]
   const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, t = tid % 4;
-  const int bh = blockIdx.y, q0 = blockIdx.x * kRows;
-  const int b = bh / heads, h = bh % heads;
-  const T* qb = q + b * st.q_batch + h * st.q_head;
-  const T* kb = k + b * st.kv_batch + h * st.kv_head;
-  const T* vb = v + b * st.kv_batch + h * st.kv_head;
-
-  const int ntiles = (nk + BC - 1) / BC;
-  const int j0 = blockIdx.z * sp.tiles, j1 = min(ntiles, j0 + sp.tiles);
+  const int q0 = blockIdx.x * kRows;
+  const BlockHeads<T> hb = block_heads(q, k, v, heads, nk, BC, st, sp);
+  const T *qb = hb.q, *kb = hb.k, *vb = hb.v;
+  const int j0 = hb.j0, j1 = hb.j1;
 
   load_tile_sw128<T, kRows, kThreads>(sq, qb, q0, nq, st.row, tid);
   load_tile_sw128<T, BC, kThreads>(sk, kb, j0 * BC, nk, st.row, tid);
@@ -544,38 +553,38 @@ void launch_combine(cudaStream_t st, const TcArgs& a, const Dims& g, const Split
   DACPP_CUDA_LAUNCH_CHECK("attention_combine");
 }
 
+// One launch of a flash kernel (flash_attention_tc or flash_attention_wgmma: same parameters) over row blocks of
+// `rows` queries with `threads` threads and `smem` bytes, the keys split in tiles of `tile` when `splits` > 1, then
+// the combine pass of a split launch.
+template <typename T, int D, typename Kernel>
+void launch_flash(cudaStream_t st, Kernel kernel, const char* name, int rows, int threads, size_t smem, int tile,
+                  const TcArgs& a, float scale, const Dims& g, int splits) {
+  set_smem(reinterpret_cast<const void*>(kernel), smem, name);
+  const Split sp = make_split(a, g, splits, tile);
+  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal, name,
+              ": a split-KV launch without partial-result memory");
+  const dim3 grid((g.nq + rows - 1) / rows, g.b * g.h, sp.splits);
+  kernel<<<grid, threads, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                      static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                      scale * 1.4426950408889634f, a.st, sp);
+  DACPP_CUDA_LAUNCH_CHECK(name);
+  launch_combine<T, D>(st, a, g, sp);
+}
+
 template <typename T, int D, int MT, int WARPS>
 void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 16 * MT * WARPS;
-  const auto kernel = flash_attention_tc<T, D, MT, WARPS>;
   const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
-  set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_tc");
-  const Split sp = make_split(a, g, splits, kBc);
-  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal,
-              "flash_attention_tc: a split-KV launch without partial-result memory");
-  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
-  kernel<<<grid, WARPS * 32, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
-                                         static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
-                                         scale * 1.4426950408889634f, a.st, sp);
-  DACPP_CUDA_LAUNCH_CHECK("flash_attention_tc");
-  launch_combine<T, D>(st, a, g, sp);
+  launch_flash<T, D>(st, flash_attention_tc<T, D, MT, WARPS>, "flash_attention_tc", kRows, WARPS * 32, smem, kBc, a,
+                     scale, g, splits);
 }
 
 template <typename T, int WG, int BC>
 void launch_wgmma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 64 * WG;
-  const auto kernel = flash_attention_wgmma<T, WG, BC>;
-  const size_t smem = static_cast<size_t>(kRows + 4 * BC) * 128 + 1024;
-  set_smem(reinterpret_cast<const void*>(kernel), smem, "flash_attention_wgmma");
-  const Split sp = make_split(a, g, splits, BC);
-  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal,
-              "flash_attention_wgmma: a split-KV launch without partial-result memory");
-  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
-  kernel<<<grid, WG * 128, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
-                                       static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
-                                       scale * 1.4426950408889634f, a.st, sp);
-  DACPP_CUDA_LAUNCH_CHECK("flash_attention_wgmma");
-  launch_combine<T, 64>(st, a, g, sp);
+  const size_t smem = static_cast<size_t>(kRows + 4 * BC) * 128 + 1024;  // + 1 KiB to align the tiles
+  launch_flash<T, 64>(st, flash_attention_wgmma<T, WG, BC>, "flash_attention_wgmma", kRows, WG * 128, smem, BC, a,
+                      scale, g, splits);
 }
 
 template <typename T, int DC>
