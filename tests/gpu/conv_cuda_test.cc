@@ -76,6 +76,20 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
         expect_close(y4, want, c.dt, "conv2d direct 3x3 " + std::to_string(32 * wm) + "x" + std::to_string(th));
       }
   }
+  // The Hopper wgmma implicit GEMM (3×3 s1 p1, C and O multiples of 64) where this GPU and build have it.
+  const bool wgmma_shape = c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 1 && c.pad == 1 &&
+                           c.c % 64 == 0 && c.o % 64 == 0;
+  if (wgmma_shape && cuda::conv2d_wgmma3x3_available(ctx().cuda())) {
+    for (int wg : {1, 2}) {
+      if (wg == 2 && c.o % 128 != 0) continue;
+      Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
+      cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg);
+      expect_close(y8, want, c.dt, "conv2d wgmma 3x3 " + std::to_string(64 * wg));
+    }
+  } else if (wgmma_shape) {
+    Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
+    EXPECT_THROW(cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, 1), Error);
+  }
   // The autotuned choice is cached per shape: a second call tunes nothing and gives the same result.
   const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
   Tensor y5 = nan_output({c.n, c.o, oh, ow}, c.dt);
@@ -116,6 +130,15 @@ std::vector<ConvCase> conv_cases() {
     // ... and a row too wide to stage, which takes the strided im2col kernel
     out.push_back({1, 2, 6, 12001, 3, 3, 3, 1, 1, true, false, dt});
   }
+  // wgmma implicit GEMM (Hopper): 64 / 128 output channels per block, several K chunks, partial pixel tiles (odd
+  // widths: the row pitch rounds up to 8), batch 2, and one image whose shifted copies exceed 128 MiB (bf16:
+  // 3 × 256 × 302 × 304 × 2 bytes = 141 MB: row bands)
+  for (DType dt : {DType::BF16, DType::F16}) {
+    out.push_back({1, 128, 37, 37, 128, 3, 3, 1, 1, true, true, dt});
+    out.push_back({2, 64, 19, 23, 64, 3, 3, 1, 1, false, false, dt});
+    out.push_back({1, 256, 40, 60, 256, 3, 3, 1, 1, true, false, dt});
+  }
+  out.push_back({1, 256, 300, 300, 128, 3, 3, 1, 1, true, true, DType::BF16});
   // the row-shifted GEMMs' kx-tap matrix of one image over 128 MiB (bf16: 768 × 302 × 300 × 2 bytes = 139 MB): banded
   out.push_back({1, 256, 300, 300, 16, 3, 3, 1, 1, true, false, DType::BF16});
   // im2col of one image over 128 MiB (bf16: 1152 × 300² × 2 bytes = 207 MB): the GEMM path runs in row bands

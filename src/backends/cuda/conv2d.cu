@@ -14,7 +14,8 @@
 // (conv_row_gemm) run convs with vertical stride 1 from a matrix holding only the kx taps (a third of im2col's for
 // 3×3): one accumulating GEMM per ky (into an f32 band buffer for bf16 / f16, rounded once). 3×3 stride-1 pad-1
 // bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
-// conv3x3_tc.cuh (four tile variants).
+// conv3x3_tc.cuh (four tile variants), and on Hopper (CudaContext::hopper_mma) with C and O multiples of 64 the
+// wgmma implicit GEMM of conv3x3_wgmma.cuh (64 or 128 output channels per block).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
@@ -34,6 +35,7 @@
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/conv2d_variants.cuh"
 #include "backends/cuda/conv3x3_tc.cuh"
+#include "backends/cuda/conv3x3_wgmma.cuh"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tuning.h"
@@ -755,6 +757,65 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   }
 }
 
+// ---- Hopper implicit GEMM (conv3x3_wgmma.cuh) ----
+bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) {
+  return c.hopper_mma() && direct3x3_applies(x, a) && a.oh == a.h && a.ow == a.w && a.c % 64 == 0 &&
+         a.o % 64 == 0;
+}
+
+constexpr int kDerivedWgmmaTaps = 3;  // CudaContext::derived kind: w as [tap][O][C]
+
+template <typename T, int WG>
+void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
+                     const ConvArgs& a) {
+  namespace wg3 = conv3x3_wg;
+  const cudaStream_t st = c.stream();
+  const long long wn = 9LL * a.o * a.c;
+  const auto blocks_for = [&](long long n) {
+    return static_cast<unsigned>(std::min<long long>((n + 255) / 256, 16LL * c.sm_count()));
+  };
+  const std::shared_ptr<const void> wt = c.derived(
+      w, kDerivedWgmmaTaps, sizeof(T) * static_cast<size_t>(wn),
+      [&](void* dst) {
+        wg3::tap_weights_kernel<T><<<blocks_for(wn), 256, 0, st>>>(static_cast<const T*>(w.raw()),
+                                                                   static_cast<T*>(dst), a.o, a.c);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma tap weights");
+      },
+      "conv3x3 wgmma tap weights");
+  // The shifted copies of a chunk of images, or of a band of rows of one image, within kMaxColBytes.
+  const auto copy_bytes = [&](int images, int rows) {
+    return 3 * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(wg3::plane_of(rows, a.w));
+  };
+  int band = a.oh;
+  while (band > 1 && copy_bytes(1, band) > kMaxColBytes) band = (band + 1) / 2;
+  const int chunk = band < a.oh ? 1
+                                : static_cast<int>(std::clamp<size_t>(kMaxColBytes / copy_bytes(1, band), 1,
+                                                                      static_cast<size_t>(a.n)));
+  T* xs = static_cast<T*>(c.scratch(copy_bytes(chunk, band), "conv3x3_wgmma shifted copies"));
+  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG>;
+  constexpr int smem = wg3::smem_bytes<WG>();
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                   "conv3x3_wgmma: shared memory of ", smem, " bytes");
+  const long long image_in = static_cast<long long>(a.c) * a.h * a.w, image_out = static_cast<long long>(a.o) * a.oh * a.ow;
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    for (int row0 = 0; row0 < a.oh; row0 += band) {
+      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(band, a.oh - row0), wg3::pitch_of(a.w), 0, 0, a.relu};
+      d.plane = wg3::plane_of(d.rows, a.w);
+      d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
+      const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
+      wg3::shift_pad_kernel<T><<<blocks_for(3 * d.kx_stride), 256, 0, st>>>(xp, xs, d, nb);
+      DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma shifted copies");
+      const long long pixels = static_cast<long long>(d.rows) * d.wp;
+      const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
+                      static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb));
+      kernel<<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()), bias,
+                                           static_cast<T*>(y.raw()) + n0 * image_out, d);
+      DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma");
+    }
+  }
+}
+
 ConvArgs make_args(const Tensor& x, const Tensor& w, Tensor& y, const ConvGeometry& g, Epilogue act) {
   const int64_t per_image = x.dim(1) * x.dim(2) * x.dim(3);
   DACPP_CHECK(per_image < INT_MAX && y.dim(1) * y.dim(2) * y.dim(3) < INT_MAX && w.dim(0) < (1 << 24) &&
@@ -786,7 +847,8 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
-enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm };
+// Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper).
+enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2 };
 
 const char* algo_name(ConvAlgo algo) {
   switch (algo) {
@@ -797,6 +859,8 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::Direct2x8: return "direct3x3 64x8";
     case ConvAlgo::Direct2x16: return "direct3x3 64x16";
     case ConvAlgo::RowGemm: return "row-shifted gemm";
+    case ConvAlgo::Wgmma1: return "wgmma3x3 64";
+    case ConvAlgo::Wgmma2: return "wgmma3x3 128";
   }
   return "?";
 }
@@ -810,6 +874,8 @@ template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
+    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -878,6 +944,10 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if (direct3x3_applies(x, a))
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
+  if (wgmma3x3_applies(c, x, a)) {
+    candidates.push_back(ConvAlgo::Wgmma1);
+    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::Wgmma2);
+  }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
   const int choice = tuned_choice(
@@ -933,6 +1003,22 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
                                      : (tile_rows == 8 ? ConvAlgo::Direct2x8 : ConvAlgo::Direct2x16);
   run_algo(c, x, w, bp, y, a, algo);
 }
+
+void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                     int warpgroups) {
+  const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
+  DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
+              "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
+  DACPP_CHECK(wgmma3x3_applies(c, x, a) && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)),
+              ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ",
+              shape_str(w.shape()), " / ", warpgroups, " warpgroups not supported");
+  if (y.numel() == 0) return;
+  c.make_current();
+  run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
+           warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2);
+}
+
+bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
 
 void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                     const ConvGeometry& g, Epilogue act) {
@@ -992,6 +1078,15 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
       {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
       {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},
+      // compiled empty outside sm_90a, launched only where CudaContext::hopper_mma()
+      {"conv3x3_wgmma<bf16,64>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__nv_bfloat16, 1>)},
+      {"conv3x3_wgmma<bf16,128>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__nv_bfloat16, 2>)},
+      {"conv3x3_wgmma<f16,64>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__half, 1>)},
+      {"conv3x3_wgmma<f16,128>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__half, 2>)},
+      {"conv3x3_shift_pad<bf16>", reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<__nv_bfloat16>)},
+      {"conv3x3_shift_pad<f16>", reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<__half>)},
+      {"conv3x3_tap_weights<bf16>", reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<__nv_bfloat16>)},
+      {"conv3x3_tap_weights<f16>", reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<__half>)},
   };
   add_width_variants<float>(out, "f32");
   add_width_variants<__nv_bfloat16>(out, "bf16");

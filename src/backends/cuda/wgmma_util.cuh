@@ -6,7 +6,8 @@
 // the 16-byte chunk c of row r is stored at chunk c ^ (r % 8). Eight rows (1024 bytes) form one swizzle atom.
 //   K-major operand (A = 64×16 or B = N×16 with K contiguous): rows are M / N, the K step of 16 elements advances
 //   the start address by 32 bytes inside the atom; atoms of 8 rows are 1024 bytes apart (stride byte offset).
-//   MN-major operand (B = 16×N with N = 64 contiguous): rows are K, the K step of 16 rows advances 2048 bytes.
+//   MN-major operand (B = 16×N, N contiguous): rows are K, 64 columns per 128-byte row (a wider N is held as
+//   separate 64-column tiles, `leading_bytes` apart); the K step of 16 rows advances 2048 bytes.
 //
 // Accumulator layout of m64nNk16 (f32): warp w of the warpgroup holds rows 16w..16w+15, each n8 block j of the
 // columns in d[j][0..3] exactly like the mma.m16n8k16 C fragment (mma_util.cuh): d[j][0..1] = (g, 8j+2t..),
@@ -33,10 +34,12 @@ __device__ __forceinline__ int swizzle128(int row, int chunk) {
 }
 
 // Descriptor of a 128-byte-swizzled operand starting at shared address `addr` (1024-byte aligned tile; a K step
-// inside the atom adds to the address): start >> 4 in bits 0-13, leading byte offset 16 (unused by this layout)
-// >> 4 in bits 16-29, stride byte offset 1024 >> 4 in bits 32-45, swizzle mode 1 (128 B) in bits 62-63.
-__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(16 >> 4) << 16) |
+// inside the atom adds to the address): start >> 4 in bits 0-13, leading byte offset >> 4 in bits 16-29, stride
+// byte offset 1024 >> 4 (between 8-row atoms) in bits 32-45, swizzle mode 1 (128 B) in bits 62-63. The leading
+// byte offset matters only for an MN-major operand wider than one atom (N > 64): the distance between its 64-column
+// halves; K-major operands ignore it.
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t leading_bytes = 16) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(leading_bytes >> 4) << 16) |
          (static_cast<uint64_t>(1024 >> 4) << 32) | (uint64_t{1} << 62);
 }
 
@@ -65,8 +68,9 @@ __device__ __forceinline__ void fence_operands(float (&d)[R][4]) {
   for (int j = 0; j < R; ++j) asm volatile("" : "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])::"memory");
 }
 
-// d (+)= A·B for m64n64k16, A (64×16) and B (64×16) in shared memory, both K-major; scale_d = 0 overwrites d.
-template <typename T>
+// d (+)= A·B for m64n64k16, A (64×16) and B (64×16) in shared memory, A K-major, B K-major (kTransB = 0) or
+// MN-major (1); scale_d = 0 overwrites d.
+template <typename T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
 #define DACPP_WGMMA_SS(TY)                                                                                       \
   asm volatile(                                                                                                  \
@@ -75,13 +79,13 @@ __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t desc_a, 
       " {"                                                                                                       \
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                   \
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                           \
-      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                                         \
+      "}, %32, %33, p, 1, 1, 0, %35;\n}\n"                                                                         \
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), \
         "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \
         "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), \
         "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
         "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                               \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
   if constexpr (std::is_same_v<T, __half>) {
     DACPP_WGMMA_SS("f16");
   } else {
@@ -90,8 +94,9 @@ __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t desc_a, 
 #undef DACPP_WGMMA_SS
 }
 
-// d (+)= A·B for m64n128k16, A (64×16) and B (128×16) in shared memory, both K-major; scale_d = 0 overwrites d.
-template <typename T>
+// d (+)= A·B for m64n128k16, A (64×16) and B (128×16) in shared memory, A K-major, B K-major (kTransB = 0) or
+// MN-major (1); scale_d = 0 overwrites d.
+template <typename T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_ss_n128(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
 #define DACPP_WGMMA_SS(TY)                                                                                         \
   asm volatile(                                                                                                    \
@@ -102,7 +107,7 @@ __device__ __forceinline__ void wgmma_ss_n128(float (&d)[16][4], uint64_t desc_a
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                           \
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                           \
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                             \
-      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                                           \
+      "}, %64, %65, p, 1, 1, 0, %67;\n}\n"                                                                           \
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),   \
         "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),   \
         "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),   \
@@ -113,7 +118,7 @@ __device__ __forceinline__ void wgmma_ss_n128(float (&d)[16][4], uint64_t desc_a
         "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),            \
         "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),            \
         "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                                             \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
   if constexpr (std::is_same_v<T, __half>) {
     DACPP_WGMMA_SS("f16");
   } else {

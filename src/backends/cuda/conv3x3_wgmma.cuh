@@ -1,0 +1,167 @@
+// 3×3, stride-1, pad-1 convolution on Hopper warpgroup MMAs (sm_90a; bf16 / f16, C and O multiples of 64), for
+// conv2d.cu. An implicit GEMM per image:
+//   Y[o, q] = Σ_tap Σ_c Wt[tap, o, c] · X_kx[c, q + ky·Wp],   tap = 3·ky + kx,
+// over the output pixels q = (oy - row0)·Wp + ox of a band of output rows [row0, row0 + rows), row pitch Wp = W
+// rounded up to 8, where X_kx (shift_pad_kernel) is the band's input rows shifted by kx - 1 columns, zero-padded,
+// with rows of Wp elements: X_kx[c, r·Wp + x] = x[c, row0 + r - 1, x + kx - 1] (zero outside the image). Each tap's
+// B tile is then a plain 16-byte-aligned run of Wp-pitched pixels (the column shift, which would misalign it, is in
+// the copy), so it loads with cp.async; the columns ox >= W of the pitch are computed and never stored. The three
+// copies are 3× the band's input (im2col's matrix is 9×).
+//
+// conv3x3_wgmma_kernel: a block computes 64·WG output channels × 128 pixels of one image: WG warpgroups of 64 channels
+// each; K steps of 64 input channels of one tap (9·C/64 steps), kStages-deep cp.async ring of A (weights, K-major,
+// 64·WG × 64) and B (pixels, MN-major, 64 × 128 as two 64-column halves) tiles in 128-byte-swizzled shared memory
+// (wgmma_util.cuh); per step each warpgroup issues four m64n128k16 wgmma. Epilogue: + bias (f32), optional ReLU,
+// rounded once to T, stored to NCHW y for ox < W.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/wgmma_util.cuh"
+
+namespace dacpp::cuda::conv3x3_wg {
+
+constexpr int kTileN = 128, kTileK = 64, kStages = 3;
+
+struct Args {
+  int c, h, w, o;       // input channels, rows, columns; output channels
+  int row0, rows;       // the band of output rows
+  int wp;               // row pitch of the shifted copies and of q (W rounded up to 8)
+  long long plane;      // elements per (kx, image, channel) plane of the copies: a multiple of 8 covering every read
+  long long kx_stride;  // elements between the kx copies: images · C · plane
+  int relu;
+};
+
+// Row pitch and plane size for a band of `rows` output rows of width w: the last pixel tile reads up to 127 pixels
+// past rows·Wp plus two rows.
+inline int pitch_of(int w) {
+  return (w + 7) / 8 * 8;
+}
+inline long long plane_of(int rows, int w) {
+  return (static_cast<long long>(rows + 2) * pitch_of(w) + kTileN + 7) / 8 * 8;
+}
+
+// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows):
+// grid-strided over every element of the three copies of `images` images.
+template <typename T>
+__global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Args a, int images) {
+  const long long per_kx = static_cast<long long>(images) * a.c * a.plane;
+  const long long total = 3 * per_kx;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int kx = static_cast<int>(i / per_kx);
+    const long long rest = i % per_kx;
+    const long long nc = rest / a.plane;  // image · C + channel
+    const long long e = rest % a.plane;
+    const int r = static_cast<int>(e / a.wp), col = static_cast<int>(e % a.wp) + kx - 1;
+    T v = mma::from_float<T>(0.f);
+    const int row = a.row0 + r - 1;
+    if (r <= a.rows + 1 && row >= 0 && row < a.h && col >= 0 && col < a.w) v = x[(nc * a.h + row) * a.w + col];
+    xs[i] = v;
+  }
+}
+
+// w [O, C, 3, 3] -> wt [tap][O][C].
+template <typename T>
+__global__ void tap_weights_kernel(const T* __restrict__ w, T* __restrict__ wt, int o, int c) {
+  const long long total = 9LL * o * c;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int tap = static_cast<int>(i / (static_cast<long long>(o) * c));
+    const long long oc = i % (static_cast<long long>(o) * c);
+    wt[i] = w[oc * 9 + tap];
+  }
+}
+
+template <int WG>
+constexpr int smem_bytes() {
+  return kStages * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
+}
+
+template <typename T, int WG>
+__global__ void __launch_bounds__(WG * 128)
+    conv3x3_wgmma_kernel(const T* __restrict__ xs, const T* __restrict__ wt, const float* __restrict__ bias,
+                         T* __restrict__ y, Args a) {
+#if DACPP_HAS_WGMMA
+  constexpr int kThreads = WG * 128, kRowsA = 64 * WG;
+  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = kTileK * kTileN * 2, kStage = kBytesA + kBytesB;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
+  const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const long long q0 = static_cast<long long>(blockIdx.x) * kTileN;
+  const int o0 = blockIdx.y * kRowsA, n = blockIdx.z;
+  const int csteps = a.c / kTileK, steps = 9 * csteps;
+
+  // Step s: tap s / csteps, input channels (s % csteps)·64 .. + 63.
+  const auto load = [&](int s, int stage) {
+    const int tap = s / csteps, c0 = (s % csteps) * kTileK, ky = tap / 3, kx = tap % 3;
+    unsigned char* sa = ring + stage * kStage;
+    unsigned char* sb = sa + kBytesA;
+    const T* wa = wt + (static_cast<long long>(tap) * a.o + o0) * a.c + c0;
+    for (int i = tid; i < kRowsA * 8; i += kThreads) {  // A: kRowsA rows of 64 channels (8 chunks)
+      const int r = i / 8, ch = i % 8;
+      mma::cp_async16(sa + wgmma::swizzle128(r, ch), wa + static_cast<long long>(r) * a.c + ch * 8);
+    }
+    const T* xb = xs + kx * a.kx_stride + (static_cast<long long>(n) * a.c + c0) * a.plane + q0 +
+                  static_cast<long long>(ky) * a.wp;
+    for (int i = tid; i < kTileK * 16; i += kThreads) {  // B: 64 channel rows of 128 pixels (two 64-pixel halves)
+      const int r = i / 16, ch = i % 16, half = ch / 8;
+      mma::cp_async16(sb + half * (kTileK * 128) + wgmma::swizzle128(r, ch % 8),
+                      xb + static_cast<long long>(r) * a.plane + ch * 8);
+    }
+  };
+
+  float d[kTileN / 8][4];
+#pragma unroll
+  for (int j = 0; j < kTileN / 8; ++j) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) load(s, s);
+    mma::cp_async_commit();
+  }
+  for (int s = 0; s < steps; ++s) {
+    const int stage = s % kStages;
+    mma::cp_async_wait<kStages - 2>();  // step s landed (this thread's copies)
+    wgmma::fence_proxy_async();
+    __syncthreads();  // every thread's copies of step s; every warpgroup done with step s - 1's stage
+    if (s + kStages - 1 < steps) load(s + kStages - 1, (s + kStages - 1) % kStages);
+    mma::cp_async_commit();
+    const uint32_t sa = mma::smem_addr(ring + stage * kStage) + wg * 64 * 128;
+    const uint32_t sb = mma::smem_addr(ring + stage * kStage + kBytesA);
+    const uint64_t desc_a = wgmma::desc_sw128(sa);
+    const uint64_t desc_b = wgmma::desc_sw128(sb, kTileK * 128);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kTileK / 16; ++kk)  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
+      wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
+    wgmma::commit();
+    wgmma::fence_operands(d);
+    wgmma::wait<0>();
+    wgmma::fence_operands(d);
+  }
+  mma::cp_async_wait<0>();
+
+  const int orow = o0 + wg * 64 + warp * 16 + g;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int o = orow + 8 * i;
+    const float b = bias ? bias[o] : 0.f;
+    T* yo = y + (static_cast<long long>(n) * a.o + o) * a.h * a.w;
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long q = q0 + 8 * j + 2 * t + e;
+        const int oy = static_cast<int>(q / a.wp), ox = static_cast<int>(q % a.wp);
+        if (oy >= a.rows || ox >= a.w) continue;
+        float v = d[j][2 * i + e] + b;
+        if (a.relu) v = fmaxf(v, 0.f);
+        yo[static_cast<long long>(a.row0 + oy) * a.w + ox] = mma::from_float<T>(v);
+      }
+  }
+#endif
+}
+
+}  // namespace dacpp::cuda::conv3x3_wg
