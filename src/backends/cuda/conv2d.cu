@@ -765,7 +765,7 @@ bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) 
 
 constexpr int kDerivedWgmmaTaps = 3;  // CudaContext::derived kind: w as [tap][O][C]
 
-template <typename T, int WG>
+template <typename T, int WG, bool HALVES>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   namespace wg3 = conv3x3_wg;
@@ -792,7 +792,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
                                 : static_cast<int>(std::clamp<size_t>(kMaxColBytes / copy_bytes(1, band), 1,
                                                                       static_cast<size_t>(a.n)));
   T* xs = static_cast<T*>(c.scratch(copy_bytes(chunk, band), "conv3x3_wgmma shifted copies"));
-  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG>;
+  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG, HALVES>;
   constexpr int smem = wg3::smem_bytes<WG>();
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_wgmma: shared memory of ", smem, " bytes");
@@ -847,8 +847,10 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
-// Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper).
-enum class ConvAlgo : int { Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2 };
+// Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper); ...H: its two-half variant.
+enum class ConvAlgo : int {
+  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, Wgmma1H, Wgmma2H
+};
 
 const char* algo_name(ConvAlgo algo) {
   switch (algo) {
@@ -861,6 +863,8 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::RowGemm: return "row-shifted gemm";
     case ConvAlgo::Wgmma1: return "wgmma3x3 64";
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
+    case ConvAlgo::Wgmma1H: return "wgmma3x3 64 halves";
+    case ConvAlgo::Wgmma2H: return "wgmma3x3 128 halves";
   }
   return "?";
 }
@@ -874,8 +878,10 @@ template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
-    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, false>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, false>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma1H: return launch_wgmma3x3<T, 1, true>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2H: return launch_wgmma3x3<T, 2, true>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -945,8 +951,8 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   if (wgmma3x3_applies(c, x, a)) {
-    candidates.push_back(ConvAlgo::Wgmma1);
-    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::Wgmma2);
+    candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::Wgmma1H});
+    if (a.o % 128 == 0) candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::Wgmma2H});
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
@@ -1005,7 +1011,7 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                     int warpgroups) {
+                     int warpgroups, bool halves) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
               "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
@@ -1015,7 +1021,8 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2);
+           warpgroups == 1 ? (halves ? ConvAlgo::Wgmma1H : ConvAlgo::Wgmma1)
+                           : (halves ? ConvAlgo::Wgmma2H : ConvAlgo::Wgmma2));
 }
 
 bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
@@ -1053,6 +1060,22 @@ void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
   if constexpr (V > 1) add_width_variants<T, (V > 4 ? 4 : V / 2)>(out, type);
 }
 
+// The wgmma 3×3 conv's kernels for T (compiled empty outside sm_90a, launched only where CudaContext::hopper_mma()).
+template <typename T>
+void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
+  const auto add = [&](const void* kernel, int channels, bool halves) {
+    out.push_back({str_cat("conv3x3_wgmma<", type, ",", channels, halves ? ",halves>" : ">"), kernel});
+  };
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, false>), 64, false);
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, false>), 128, false);
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, true>), 64, true);
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, true>), 128, true);
+  out.push_back(
+      {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
+  out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<T>)});
+}
+
 std::vector<KernelInfo> conv2d_kernels() {
   std::vector<KernelInfo> out = {
       {"conv2d_tc<bf16,64>", reinterpret_cast<const void*>(&conv2d_tc<__nv_bfloat16, 2>)},
@@ -1078,19 +1101,12 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
       {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
       {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},
-      // compiled empty outside sm_90a, launched only where CudaContext::hopper_mma()
-      {"conv3x3_wgmma<bf16,64>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__nv_bfloat16, 1>)},
-      {"conv3x3_wgmma<bf16,128>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__nv_bfloat16, 2>)},
-      {"conv3x3_wgmma<f16,64>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__half, 1>)},
-      {"conv3x3_wgmma<f16,128>", reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<__half, 2>)},
-      {"conv3x3_shift_pad<bf16>", reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<__nv_bfloat16>)},
-      {"conv3x3_shift_pad<f16>", reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<__half>)},
-      {"conv3x3_tap_weights<bf16>", reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<__nv_bfloat16>)},
-      {"conv3x3_tap_weights<f16>", reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<__half>)},
   };
   add_width_variants<float>(out, "f32");
   add_width_variants<__nv_bfloat16>(out, "bf16");
   add_width_variants<__half>(out, "f16");
+  add_wgmma3x3_kernels<__nv_bfloat16>(out, "bf16");
+  add_wgmma3x3_kernels<__half>(out, "f16");
   return out;
 }
 

@@ -11,8 +11,9 @@
 // conv3x3_wgmma_kernel: a block computes 64·WG output channels × 128 pixels of one image: WG warpgroups of 64 channels
 // each; K steps of 64 input channels of one tap (9·C/64 steps), kStages-deep cp.async ring of A (weights, K-major,
 // 64·WG × 64) and B (pixels, MN-major, 64 × 128 as two 64-column halves) tiles in 128-byte-swizzled shared memory
-// (wgmma_util.cuh); per step each warpgroup issues four m64n128k16 wgmma. Epilogue: + bias (f32), optional ReLU,
-// rounded once to T, stored to NCHW y for ox < W.
+// (wgmma_util.cuh); per step each warpgroup issues four m64n128k16 wgmma (HALVES: eight m64n64k16, one per 64-pixel
+// half, which do not rely on the descriptor's leading byte offset between the halves). Epilogue: + bias (f32),
+// optional ReLU, rounded once to T, stored to NCHW y for ox < W.
 #pragma once
 
 #include <cstdint>
@@ -79,7 +80,7 @@ constexpr int smem_bytes() {
   return kStages * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
 }
 
-template <typename T, int WG>
+template <typename T, int WG, bool HALVES>
 __global__ void __launch_bounds__(WG * 128)
     conv3x3_wgmma_kernel(const T* __restrict__ xs, const T* __restrict__ wt, const float* __restrict__ bias,
                          T* __restrict__ y, Args a) {
@@ -134,8 +135,16 @@ __global__ void __launch_bounds__(WG * 128)
     const uint64_t desc_b = wgmma::desc_sw128(sb, kTileK * 128);
     wgmma::fence();
 #pragma unroll
-    for (int kk = 0; kk < kTileK / 16; ++kk)  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
-      wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
+    for (int kk = 0; kk < kTileK / 16; ++kk) {  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
+      if constexpr (HALVES) {
+        auto& d0 = *reinterpret_cast<float(*)[kTileN / 16][4]>(&d[0][0]);
+        auto& d1 = *reinterpret_cast<float(*)[kTileN / 16][4]>(&d[kTileN / 16][0]);
+        wgmma::wgmma_ss_n64<T, 1>(d0, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
+        wgmma::wgmma_ss_n64<T, 1>(d1, desc_a + 2 * kk, desc_b + ((kTileK * 128 + kk * 2048) >> 4), 1);
+      } else {
+        wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
+      }
+    }
     wgmma::commit();
     wgmma::fence_operands(d);
     wgmma::wait<0>();
