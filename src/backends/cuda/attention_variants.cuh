@@ -14,12 +14,13 @@ namespace dacpp::cuda {
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                        int m_tiles, int warps, int splits = 1);
 
+// Whether attention_wgmma_variant runs on c (CudaContext::hopper_mma()).
+bool attention_wgmma_available(const CudaContext& c);
+
 // cuda::attention forced to the Hopper wgmma kernel (D = 64) with `warpgroups` (1..3) of 64 query rows per block
 // and K / V tiles of `key_tile` (64, 128) keys, split-KV as above. Throws Unsupported where
 // !CudaContext::hopper_mma() (not an sm_90 GPU, or no sm_90a image in the build), InvalidArgument when the
 // tensor-core kernels do not apply or D != 64.
-// Whether attention_wgmma_variant runs on c (CudaContext::hopper_mma()).
-bool attention_wgmma_available(const CudaContext& c);
 void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                              Tensor& out, int warpgroups, int key_tile, int splits = 1);
 

@@ -4,6 +4,7 @@
 // element is read and written by the same lane. add_scaled_layer_norm runs the same row function with the
 // residual update x ← x + a ⊙ ls folded into its first pass.
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -165,8 +166,14 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
   }
 }
 
-// The register-resident row widths: the ViT widths 384, 768, 1024, 1536 (S, B, L, G).
-constexpr int kRegPacks[] = {3, 6, 8, 12};
+// The register-resident row widths, in packs of 128 elements: the ViT widths 384, 768, 1024, 1536 (S, B, L, G).
+using RegPacks = std::integer_sequence<int, 3, 6, 8, 12>;
+
+// f(std::integral_constant<int, NP>{}) for each NP of RegPacks in turn until one returns true; whether one did.
+template <typename F, int... NP>
+bool any_reg_packs(F&& f, std::integer_sequence<int, NP...>) {
+  return (f(std::integral_constant<int, NP>{}) || ...);
+}
 
 template <typename TA, typename TY>
 void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
@@ -185,21 +192,15 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
   const bool vec = cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) &&
                    aligned_to(yp, 4 * sizeof(TY));
-  bool done = false;
-  const auto try_regs = [&](auto np) {
+  const auto regs = [&](auto np) {
     constexpr int kNP = decltype(np)::value;
-    if (done || !vec || cols != 128 * kNP) return;
+    if (!vec || cols != 128 * kNP) return false;
     add_scaled_layer_norm_regs_kernel<kNP, TA, TY>
         <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, ap, lp, gp, bp, yp, rows, eps);
     DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_regs");
-    done = true;
+    return true;
   };
-  static_assert(sizeof(kRegPacks) / sizeof(int) == 4, "try_regs below lists kRegPacks");
-  try_regs(std::integral_constant<int, kRegPacks[0]>{});
-  try_regs(std::integral_constant<int, kRegPacks[1]>{});
-  try_regs(std::integral_constant<int, kRegPacks[2]>{});
-  try_regs(std::integral_constant<int, kRegPacks[3]>{});
-  if (done) return;
+  if (any_reg_packs(regs, RegPacks{})) return;
   if (vec) {
     add_scaled_layer_norm_kernel<4, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
         xp, ap, lp, gp, bp, yp, rows, cols, eps);
@@ -260,13 +261,14 @@ void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Ten
 
 template <typename TA, typename TY>
 void add_regs_kernels(std::vector<KernelInfo>& out, const char* type) {
-  const auto add = [&](const void* kernel, int np) {
-    out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * np, ",", type, ">"), kernel});
-  };
-  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[0], TA, TY>), kRegPacks[0]);
-  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[1], TA, TY>), kRegPacks[1]);
-  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[2], TA, TY>), kRegPacks[2]);
-  add(reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kRegPacks[3], TA, TY>), kRegPacks[3]);
+  any_reg_packs(
+      [&](auto np) {
+        constexpr int kNP = decltype(np)::value;
+        out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ">"),
+                       reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, TA, TY>)});
+        return false;  // every width
+      },
+      RegPacks{});
 }
 
 std::vector<KernelInfo> layer_norm_kernels() {

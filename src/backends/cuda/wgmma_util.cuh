@@ -68,91 +68,76 @@ __device__ __forceinline__ void fence_operands(float (&d)[R][4]) {
   for (int j = 0; j < R; ++j) asm volatile("" : "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])::"memory");
 }
 
+// Operand lists shared by the wrappers below: the "+f" operands of accumulator rows d[j..j + 7] (32 registers) and
+// the placeholders of the first and second 32; DACPP_WG_BY_TYPE expands one asm statement macro (taking the PTX
+// type string) for f16 or bf16 inputs.
+#define DACPP_WG_ACC4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+#define DACPP_WG_ACC32(j)                                                                                   \
+  DACPP_WG_ACC4(j), DACPP_WG_ACC4(j + 1), DACPP_WG_ACC4(j + 2), DACPP_WG_ACC4(j + 3), DACPP_WG_ACC4(j + 4), \
+      DACPP_WG_ACC4(j + 5), DACPP_WG_ACC4(j + 6), DACPP_WG_ACC4(j + 7)
+#define DACPP_WG_REGS_0_31                                                 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define DACPP_WG_REGS_32_63                                                          \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define DACPP_WG_BY_TYPE(T, MMA)             \
+  if constexpr (std::is_same_v<T, __half>) { \
+    MMA("f16");                              \
+  } else {                                   \
+    MMA("bf16");                             \
+  }
+
 // d (+)= A·B for m64n64k16, A (64×16) and B (64×16) in shared memory, A K-major, B K-major (kTransB = 0) or
 // MN-major (1); scale_d = 0 overwrites d.
 template <typename T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-#define DACPP_WGMMA_SS(TY)                                                                                       \
-  asm volatile(                                                                                                  \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                               \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY                                                    \
-      " {"                                                                                                       \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                   \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                           \
-      "}, %32, %33, p, 1, 1, 0, %35;\n}\n"                                                                         \
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), \
-        "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \
-        "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), \
-        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                               \
+#define DACPP_MMA(TY)                                                                 \
+  asm volatile(                                                                       \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                    \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" DACPP_WG_REGS_0_31 \
+      "}, %32, %33, p, 1, 1, 0, %35;\n}\n"                                            \
+      : DACPP_WG_ACC32(0)                                                             \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
-  if constexpr (std::is_same_v<T, __half>) {
-    DACPP_WGMMA_SS("f16");
-  } else {
-    DACPP_WGMMA_SS("bf16");
-  }
-#undef DACPP_WGMMA_SS
+  DACPP_WG_BY_TYPE(T, DACPP_MMA)
+#undef DACPP_MMA
 }
 
 // d (+)= A·B for m64n128k16, A (64×16) and B (128×16) in shared memory, A K-major, B K-major (kTransB = 0) or
 // MN-major (1); scale_d = 0 overwrites d.
 template <typename T, int kTransB = 0>
 __device__ __forceinline__ void wgmma_ss_n128(float (&d)[16][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-#define DACPP_WGMMA_SS(TY)                                                                                         \
-  asm volatile(                                                                                                    \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                                 \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY                                                     \
-      " {"                                                                                                         \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                     \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                           \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                           \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"                             \
-      "}, %64, %65, p, 1, 1, 0, %67;\n}\n"                                                                           \
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),   \
-        "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),   \
-        "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),   \
-        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),   \
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),   \
-        "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), \
-        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),            \
-        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]),            \
-        "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),            \
-        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                                             \
+#define DACPP_MMA(TY)                                                                                           \
+  asm volatile(                                                                                                 \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                              \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " {" DACPP_WG_REGS_0_31 ", " DACPP_WG_REGS_32_63 \
+      "}, %64, %65, p, 1, 1, 0, %67;\n}\n"                                                                      \
+      : DACPP_WG_ACC32(0), DACPP_WG_ACC32(8)                                                                    \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
-  if constexpr (std::is_same_v<T, __half>) {
-    DACPP_WGMMA_SS("f16");
-  } else {
-    DACPP_WGMMA_SS("bf16");
-  }
-#undef DACPP_WGMMA_SS
+  DACPP_WG_BY_TYPE(T, DACPP_MMA)
+#undef DACPP_MMA
 }
 
 // d += A·B for m64n64k16, A from registers (per warp the mma.m16n8k16 A fragment of its 16 rows), B (16×64) in
 // shared memory MN-major (N contiguous, i.e. transposed).
 template <typename T>
 __device__ __forceinline__ void wgmma_rs_n64(float (&d)[8][4], const uint32_t (&a)[4], uint64_t desc_b) {
-#define DACPP_WGMMA_RS(TY)                                                                                       \
-  asm volatile(                                                                                                  \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                                               \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY                                                    \
-      " {"                                                                                                       \
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                   \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                           \
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                                           \
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), \
-        "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \
-        "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), \
-        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                               \
+#define DACPP_MMA(TY)                                                                 \
+  asm volatile(                                                                       \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                    \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " {" DACPP_WG_REGS_0_31 \
+      "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                \
+      : DACPP_WG_ACC32(0)                                                             \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
-  if constexpr (std::is_same_v<T, __half>) {
-    DACPP_WGMMA_RS("f16");
-  } else {
-    DACPP_WGMMA_RS("bf16");
-  }
-#undef DACPP_WGMMA_RS
+  DACPP_WG_BY_TYPE(T, DACPP_MMA)
+#undef DACPP_MMA
 }
 
+#undef DACPP_WG_BY_TYPE
+#undef DACPP_WG_REGS_32_63
+#undef DACPP_WG_REGS_0_31
+#undef DACPP_WG_ACC32
+#undef DACPP_WG_ACC4
 #endif  // DACPP_HAS_WGMMA
 
 }  // namespace dacpp::cuda::wgmma
