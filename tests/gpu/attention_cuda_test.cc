@@ -59,12 +59,21 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
       cuda::attention_variant(ctx().cuda(), qd, kd, vd, scale, o, mt, warps, splits);
     });
   }
-  // The Hopper wgmma kernel (D = 64) where this GPU and build have it: warpgroups × keys per tile.
-  if (c.d != 64) return;
-  if (!cuda::attention_wgmma_available(ctx().cuda())) {
-    EXPECT_THROW(cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, out, 1, 64), Error);
-    return;
-  }
+  // The Hopper wgmma kernel (D = 64) where this GPU and build have it: warpgroups × keys per tile. Elsewhere, and
+  // for another D or an unknown tiling, a typed error.
+  const bool wgmma = cuda::attention_wgmma_available(ctx().cuda());
+  const auto expect_wgmma_error = [&](int wg, int keys, const char* what) {
+    try {
+      cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, out, wg, keys);
+      ADD_FAILURE() << "attention_wgmma_variant accepted " << what;
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), wgmma ? ErrorCode::InvalidArgument : ErrorCode::Unsupported) << err.what();
+    }
+  };
+  if (c.d != 64) return expect_wgmma_error(1, 64, "D != 64");
+  if (!wgmma) return expect_wgmma_error(1, 64, "a GPU or build without sm_90a");
+  expect_wgmma_error(4, 64, "4 warpgroups");
+  expect_wgmma_error(1, 96, "96-key tiles");
   for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
                               std::pair{3, 64}, std::pair{3, 128}}) {
     const int wg = n_wg, keys = n_keys;
