@@ -759,13 +759,13 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
 
 // ---- Hopper implicit GEMM (conv3x3_wgmma.cuh) ----
 bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) {
-  return c.hopper_mma() && direct3x3_applies(x, a) && a.oh == a.h && a.ow == a.w && a.c % 64 == 0 &&
+  return c.hopper_mma() && direct3x3_applies(x, a) && a.oh == a.h && a.ow == a.w && a.c >= 64 && a.c % 64 == 0 &&
          a.o % 64 == 0;
 }
 
 constexpr int kDerivedWgmmaTaps = 3;  // CudaContext::derived kind: w as [tap][O][C]
 
-template <typename T, int WG, bool HALVES>
+template <typename T, int WG, int STAGES>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   namespace wg3 = conv3x3_wg;
@@ -792,8 +792,8 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
                                 : static_cast<int>(std::clamp<size_t>(kMaxColBytes / copy_bytes(1, band), 1,
                                                                       static_cast<size_t>(a.n)));
   T* xs = static_cast<T*>(c.scratch(copy_bytes(chunk, band), "conv3x3_wgmma shifted copies"));
-  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG, HALVES>;
-  constexpr int smem = wg3::smem_bytes<WG>();
+  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG, STAGES>;
+  constexpr int smem = wg3::smem_bytes<WG, STAGES>();
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_wgmma: shared memory of ", smem, " bytes");
   const long long image_in = static_cast<long long>(a.c) * a.h * a.w, image_out = static_cast<long long>(a.o) * a.oh * a.ow;
@@ -804,7 +804,9 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       d.plane = wg3::plane_of(d.rows, a.w);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
-      wg3::shift_pad_kernel<T><<<blocks_for(3 * d.kx_stride), 256, 0, st>>>(xp, xs, d, nb);
+      const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
+                          static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
+      wg3::shift_pad_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
       DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma shifted copies");
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
@@ -847,9 +849,10 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
-// Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper); ...H: its two-half variant.
+// Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper; 4-stage ring: 6 stages measured
+// 0-1.6 % faster on DA2-L's shapes, not worth the shared memory).
 enum class ConvAlgo : int {
-  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, Wgmma1H, Wgmma2H
+  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2
 };
 
 const char* algo_name(ConvAlgo algo) {
@@ -863,8 +866,6 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::RowGemm: return "row-shifted gemm";
     case ConvAlgo::Wgmma1: return "wgmma3x3 64";
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
-    case ConvAlgo::Wgmma1H: return "wgmma3x3 64 halves";
-    case ConvAlgo::Wgmma2H: return "wgmma3x3 128 halves";
   }
   return "?";
 }
@@ -878,10 +879,8 @@ template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
-    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, false>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, false>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma1H: return launch_wgmma3x3<T, 1, true>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma2H: return launch_wgmma3x3<T, 2, true>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, 4>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, 4>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -951,8 +950,8 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   if (wgmma3x3_applies(c, x, a)) {
-    candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::Wgmma1H});
-    if (a.o % 128 == 0) candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::Wgmma2H});
+    candidates.push_back(ConvAlgo::Wgmma1);
+    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::Wgmma2);
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
@@ -1011,7 +1010,7 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                     int warpgroups, bool halves) {
+                     int warpgroups) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
               "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
@@ -1021,8 +1020,7 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           warpgroups == 1 ? (halves ? ConvAlgo::Wgmma1H : ConvAlgo::Wgmma1)
-                           : (halves ? ConvAlgo::Wgmma2H : ConvAlgo::Wgmma2));
+           warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2);
 }
 
 bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
@@ -1063,13 +1061,11 @@ void add_width_variants(std::vector<KernelInfo>& out, const char* type) {
 // The wgmma 3×3 conv's kernels for T (compiled empty outside sm_90a, launched only where CudaContext::hopper_mma()).
 template <typename T>
 void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
-  const auto add = [&](const void* kernel, int channels, bool halves) {
-    out.push_back({str_cat("conv3x3_wgmma<", type, ",", channels, halves ? ",halves>" : ">"), kernel});
+  const auto add = [&](const void* kernel, int channels) {
+    out.push_back({str_cat("conv3x3_wgmma<", type, ",", channels, ">"), kernel});
   };
-  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, false>), 64, false);
-  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, false>), 128, false);
-  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, true>), 64, true);
-  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, true>), 128, true);
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, 4>), 64);
+  add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, 4>), 128);
   out.push_back(
       {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
   out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),

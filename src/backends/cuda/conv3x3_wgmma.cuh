@@ -9,11 +9,10 @@
 // copies are 3× the band's input (im2col's matrix is 9×).
 //
 // conv3x3_wgmma_kernel: a block computes 64·WG output channels × 128 pixels of one image: WG warpgroups of 64 channels
-// each; K steps of 64 input channels of one tap (9·C/64 steps), kStages-deep cp.async ring of A (weights, K-major,
+// each; K steps of 64 input channels of one tap (9·C/64 steps), a STAGES-deep cp.async ring of A (weights, K-major,
 // 64·WG × 64) and B (pixels, MN-major, 64 × 128 as two 64-column halves) tiles in 128-byte-swizzled shared memory
-// (wgmma_util.cuh); per step each warpgroup issues four m64n128k16 wgmma (HALVES: eight m64n64k16, one per 64-pixel
-// half, which do not rely on the descriptor's leading byte offset between the halves). Epilogue: + bias (f32),
-// optional ReLU, rounded once to T, stored to NCHW y for ox < W.
+// (wgmma_util.cuh), STAGES - 2 steps loading ahead while one step's four m64n128k16 wgmma per warpgroup stay in
+// flight. Epilogue: + bias (f32), optional ReLU, rounded once to T, stored to NCHW y for ox < W.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +22,7 @@
 
 namespace dacpp::cuda::conv3x3_wg {
 
-constexpr int kTileN = 128, kTileK = 64, kStages = 3;
+constexpr int kTileN = 128, kTileK = 64;
 
 struct Args {
   int c, h, w, o;       // input channels, rows, columns; output channels
@@ -43,24 +42,33 @@ inline long long plane_of(int rows, int w) {
   return (static_cast<long long>(rows + 2) * pitch_of(w) + kTileN + 7) / 8 * 8;
 }
 
-// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows):
-// grid-strided over every element of the three copies of `images` images.
+// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows).
+// One thread writes 8 consecutive elements (one 16-byte store) of a plane for each of the three kx: Wp is a multiple
+// of 8, so they share a row, and they read the 10 input columns col0 - 1 .. col0 + 8. grid.x walks the plane's
+// 8-element chunks, grid.y the images · C planes.
 template <typename T>
 __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Args a, int images) {
-  const long long per_kx = static_cast<long long>(images) * a.c * a.plane;
-  const long long total = 3 * per_kx;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int kx = static_cast<int>(i / per_kx);
-    const long long rest = i % per_kx;
-    const long long nc = rest / a.plane;  // image · C + channel
-    const long long e = rest % a.plane;
-    const int r = static_cast<int>(e / a.wp), col = static_cast<int>(e % a.wp) + kx - 1;
-    T v = mma::from_float<T>(0.f);
-    const int row = a.row0 + r - 1;
-    if (r <= a.rows + 1 && row >= 0 && row < a.h && col >= 0 && col < a.w) v = x[(nc * a.h + row) * a.w + col];
-    xs[i] = v;
-  }
+  const int chunks = static_cast<int>(a.plane / 8);
+  const long long planes = static_cast<long long>(images) * a.c;
+  for (long long p = blockIdx.y; p < planes; p += gridDim.y)
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < chunks; k += gridDim.x * blockDim.x) {
+      const int e0 = 8 * k, r = e0 / a.wp, col0 = e0 - r * a.wp, row = a.row0 + r - 1;
+      const bool row_in = r <= a.rows + 1 && row >= 0 && row < a.h;
+      const T* src = x + (p * a.h + (row_in ? row : 0)) * a.w;
+      T v[10];
+#pragma unroll
+      for (int i = 0; i < 10; ++i) {
+        const int col = col0 - 1 + i;
+        v[i] = row_in && col >= 0 && col < a.w ? src[col] : mma::from_float<T>(0.f);
+      }
+#pragma unroll
+      for (int kx = 0; kx < 3; ++kx) {
+        alignas(16) T out[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = v[j + kx];
+        *reinterpret_cast<uint4*>(xs + kx * a.kx_stride + p * a.plane + e0) = *reinterpret_cast<const uint4*>(out);
+      }
+    }
 }
 
 // w [O, C, 3, 3] -> wt [tap][O][C].
@@ -75,22 +83,24 @@ __global__ void tap_weights_kernel(const T* __restrict__ w, T* __restrict__ wt, 
   }
 }
 
-template <int WG>
+template <int WG, int STAGES>
 constexpr int smem_bytes() {
-  return kStages * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
+  return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
 }
 
-template <typename T, int WG, bool HALVES>
+template <typename T, int WG, int STAGES>
 __global__ void __launch_bounds__(WG * 128)
     conv3x3_wgmma_kernel(const T* __restrict__ xs, const T* __restrict__ wt, const float* __restrict__ bias,
                          T* __restrict__ y, Args a) {
 #if DACPP_HAS_WGMMA
-  constexpr int kThreads = WG * 128, kRowsA = 64 * WG;
+  static_assert(STAGES >= 3, "the ring holds the step being read, the one still read by the wgmma in flight, and "
+                             "at least one being loaded");
+  constexpr int kThreads = WG * 128, kRowsA = 64 * WG, kAhead = STAGES - 2;
   constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = kTileK * kTileN * 2, kStage = kBytesA + kBytesB;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
   const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const long long q0 = static_cast<long long>(blockIdx.x) * kTileN;
+  const int q0 = blockIdx.x * kTileN;
   const int o0 = blockIdx.y * kRowsA, n = blockIdx.z;
   const int csteps = a.c / kTileK, steps = 9 * csteps;
 
@@ -102,54 +112,48 @@ __global__ void __launch_bounds__(WG * 128)
     const T* wa = wt + (static_cast<long long>(tap) * a.o + o0) * a.c + c0;
     for (int i = tid; i < kRowsA * 8; i += kThreads) {  // A: kRowsA rows of 64 channels (8 chunks)
       const int r = i / 8, ch = i % 8;
-      mma::cp_async16(sa + wgmma::swizzle128(r, ch), wa + static_cast<long long>(r) * a.c + ch * 8);
+      mma::cp_async16(sa + wgmma::swizzle128(r, ch), wa + r * a.c + ch * 8);
     }
-    const T* xb = xs + kx * a.kx_stride + (static_cast<long long>(n) * a.c + c0) * a.plane + q0 +
-                  static_cast<long long>(ky) * a.wp;
+    const T* xb = xs + kx * a.kx_stride + (static_cast<long long>(n) * a.c + c0) * a.plane + q0 + ky * a.wp;
     for (int i = tid; i < kTileK * 16; i += kThreads) {  // B: 64 channel rows of 128 pixels (two 64-pixel halves)
       const int r = i / 16, ch = i % 16, half = ch / 8;
-      mma::cp_async16(sb + half * (kTileK * 128) + wgmma::swizzle128(r, ch % 8),
-                      xb + static_cast<long long>(r) * a.plane + ch * 8);
+      mma::cp_async16(sb + half * (kTileK * 128) + wgmma::swizzle128(r, ch % 8), xb + r * a.plane + ch * 8);
     }
   };
 
-  float d[kTileN / 8][4];
-#pragma unroll
-  for (int j = 0; j < kTileN / 8; ++j) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0.f;
+  float d[kTileN / 8][4];  // the first step's first wgmma overwrites it (scale_d = 0)
 
+  // Steps s .. s + kAhead - 1 are in flight as cp.async groups while step s's wgmma runs; one wgmma group stays in
+  // flight across the loop's barrier. The stage refilled at step s, (s + kAhead) % STAGES = (s - 2) % STAGES, was
+  // last read by step s - 2's wgmma, which every warpgroup waited for (wait<1> at the end of step s - 1) before
+  // this step's barrier.
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
+  for (int s = 0; s < kAhead; ++s) {
     if (s < steps) load(s, s);
     mma::cp_async_commit();
   }
   for (int s = 0; s < steps; ++s) {
-    const int stage = s % kStages;
-    mma::cp_async_wait<kStages - 2>();  // step s landed (this thread's copies)
+    mma::cp_async_wait<kAhead - 1>();  // step s landed (this thread's copies)
     wgmma::fence_proxy_async();
-    __syncthreads();  // every thread's copies of step s; every warpgroup done with step s - 1's stage
-    if (s + kStages - 1 < steps) load(s + kStages - 1, (s + kStages - 1) % kStages);
+    __syncthreads();  // every thread's copies of step s; every warpgroup done with step s - 2's stage
+    if (s + kAhead < steps) load(s + kAhead, (s + kAhead) % STAGES);
     mma::cp_async_commit();
+    const int stage = s % STAGES;
     const uint32_t sa = mma::smem_addr(ring + stage * kStage) + wg * 64 * 128;
     const uint32_t sb = mma::smem_addr(ring + stage * kStage + kBytesA);
     const uint64_t desc_a = wgmma::desc_sw128(sa);
     const uint64_t desc_b = wgmma::desc_sw128(sb, kTileK * 128);
     wgmma::fence();
 #pragma unroll
-    for (int kk = 0; kk < kTileK / 16; ++kk) {  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
-      if constexpr (HALVES) {
-        auto& d0 = *reinterpret_cast<float(*)[kTileN / 16][4]>(&d[0][0]);
-        auto& d1 = *reinterpret_cast<float(*)[kTileN / 16][4]>(&d[kTileN / 16][0]);
-        wgmma::wgmma_ss_n64<T, 1>(d0, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
-        wgmma::wgmma_ss_n64<T, 1>(d1, desc_a + 2 * kk, desc_b + ((kTileK * 128 + kk * 2048) >> 4), 1);
-      } else {
-        wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), 1);
-      }
-    }
+    for (int kk = 0; kk < kTileK / 16; ++kk)  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
+      wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), s > 0 || kk > 0);
     wgmma::commit();
     wgmma::fence_operands(d);
-    wgmma::wait<0>();
+    wgmma::wait<1>();
     wgmma::fence_operands(d);
   }
+  wgmma::wait<0>();
+  wgmma::fence_operands(d);
   mma::cp_async_wait<0>();
 
   const int orow = o0 + wg * 64 + warp * 16 + g;
@@ -162,8 +166,7 @@ __global__ void __launch_bounds__(WG * 128)
     for (int j = 0; j < kTileN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const long long q = q0 + 8 * j + 2 * t + e;
-        const int oy = static_cast<int>(q / a.wp), ox = static_cast<int>(q % a.wp);
+        const int q = q0 + 8 * j + 2 * t + e, oy = q / a.wp, ox = q - oy * a.wp;
         if (oy >= a.rows || ox >= a.w) continue;
         float v = d[j][2 * i + e] + b;
         if (a.relu) v = fmaxf(v, 0.f);
