@@ -771,14 +771,11 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   namespace wg3 = conv3x3_wg;
   const cudaStream_t st = c.stream();
   const long long wn = 9LL * a.o * a.c;
-  const auto blocks_for = [&](long long n) {
-    return static_cast<unsigned>(std::min<long long>((n + 255) / 256, 16LL * c.sm_count()));
-  };
   const std::shared_ptr<const void> wt = c.derived(
       w, kDerivedWgmmaTaps, sizeof(T) * static_cast<size_t>(wn),
       [&](void* dst) {
-        wg3::tap_weights_kernel<T><<<blocks_for(wn), 256, 0, st>>>(static_cast<const T*>(w.raw()),
-                                                                   static_cast<T*>(dst), a.o, a.c);
+        wg3::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w.raw()),
+                                                                         static_cast<T*>(dst), a.o, a.c);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma tap weights");
       },
       "conv3x3 wgmma tap weights");
