@@ -93,12 +93,13 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   if (wgmma_shape && wgmma) {
     expect_wgmma_error(3, "3 warpgroups");
     if (c.o % 128 != 0) expect_wgmma_error(2, "2 warpgroups with O % 128 != 0");
-    for (int wg : {1, 2}) {
-      if (wg == 2 && c.o % 128 != 0) continue;
-      Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
-      cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg);
-      expect_close(y8, want, c.dt, "conv2d wgmma 3x3 " + std::to_string(64 * wg));
-    }
+    for (bool tma : {false, true})
+      for (int wg : {1, 2}) {
+        if (wg == 2 && c.o % 128 != 0) continue;
+        Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
+        cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg, tma);
+        expect_close(y8, want, c.dt, std::string("conv2d wgmma 3x3 ") + (tma ? "tma " : "") + std::to_string(64 * wg));
+      }
   } else if (wgmma_shape) {
     expect_wgmma_error(1, "a GPU or build without sm_90a");
   }
@@ -142,15 +143,20 @@ std::vector<ConvCase> conv_cases() {
     // ... and a row too wide to stage, which takes the strided im2col kernel
     out.push_back({1, 2, 6, 12001, 3, 3, 3, 1, 1, true, false, dt});
   }
-  // wgmma implicit GEMM (Hopper): 64 / 128 output channels per block, several K chunks, partial pixel tiles (odd
-  // widths: the row pitch rounds up to 8), batch 2, and one image whose shifted copies exceed 128 MiB (bf16:
-  // 3 × 256 × 302 × 304 × 2 bytes = 141 MB: row bands)
+  // wgmma implicit GEMM (Hopper; cp.async and TMA-fed): 64 / 128 output channels per block, several K chunks,
+  // partial pixel tiles (odd widths: the row pitch rounds up to 8), batch 2 (TMA: the second image's channel rows),
+  // a strip 5 rows × 30 (TMA: the last tile's second pixel box starts in the padded copy's zero tail), one image
+  // whose shifted copies exceed 128 MiB (bf16: 3 × 256 × 302 × 304 × 2 bytes = 141 MB: row bands), and one whose
+  // padded copy alone does (bf16: 128 × 522 × 528 × 2 bytes = 141 MB: the TMA kernel's bands)
   for (DType dt : {DType::BF16, DType::F16}) {
     out.push_back({1, 128, 37, 37, 128, 3, 3, 1, 1, true, true, dt});
     out.push_back({2, 64, 19, 23, 64, 3, 3, 1, 1, false, false, dt});
     out.push_back({1, 256, 40, 60, 256, 3, 3, 1, 1, true, false, dt});
+    out.push_back({2, 128, 21, 27, 128, 3, 3, 1, 1, true, false, dt});
+    out.push_back({1, 64, 5, 30, 128, 3, 3, 1, 1, true, true, dt});
   }
   out.push_back({1, 256, 300, 300, 128, 3, 3, 1, 1, true, true, DType::BF16});
+  out.push_back({1, 256, 520, 520, 64, 3, 3, 1, 1, true, false, DType::BF16});
   // the row-shifted GEMMs' kx-tap matrix of one image over 128 MiB (bf16: 768 × 302 × 300 × 2 bytes = 139 MB): banded
   out.push_back({1, 256, 300, 300, 16, 3, 3, 1, 1, true, false, DType::BF16});
   // im2col of one image over 128 MiB (bf16: 1152 × 300² × 2 bytes = 207 MB): the GEMM path runs in row bands

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "backends/cuda/cuda_context.h"
+#include "backends/cuda/tma_map.h"
 #include "core/arena.h"
 #include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
@@ -170,6 +171,31 @@ TEST_F(CudaRuntimeTest, HostWeightReachingCudaOpIsRefusedByName) {
   expect_error(ErrorCode::Backend, {"norm.weight", "cpu"}, [&] { ops::layer_norm(ctx(), x, g_host, b, 1e-6f, y8); });
   Tensor a_host = test::random_tensor({4, 8}, 29, 1.f, "a.host");
   expect_error(ErrorCode::Backend, {"a.host"}, [&] { ops::add(ctx(), a_host, x, y8); });
+}
+
+// Tensor maps (the wgmma conv's TMA feed): each layout the accelerator cannot describe is an InvalidArgument naming
+// the map and the rule, checked before the driver is asked; a valid one encodes (the driver has the entry point).
+TEST_F(CudaRuntimeTest, TensorMapRefusesBadLayoutsByName) {
+  if (IsSkipped()) return;
+  Tensor t = cuda::empty(ctx().cuda(), {64, 128}, DType::BF16, "t");
+  const auto* base = static_cast<const unsigned char*>(t.raw());
+  const auto bad = [&](const char* rule, const void* p, uint64_t cols, uint64_t rows, uint64_t row_bytes,
+                       uint32_t box_cols, uint32_t box_rows) {
+    expect_error(ErrorCode::InvalidArgument, {"test map", rule},
+                 [&] { cuda::tma_map_2d(p, cols, rows, row_bytes, box_cols, box_rows, "test map"); });
+  };
+  bad("16-byte aligned", base + 2, 128, 64, 256, 64, 64);
+  bad("dimension is 0", base, 0, 64, 256, 64, 64);
+  bad("dimension is 0", base, 128, uint64_t{1} << 33, 256, 64, 64);
+  bad("row stride", base, 128, 64, 250, 64, 64);
+  bad("row stride", base, 128, 64, 128, 64, 64);
+  bad("box dimension", base, 128, 64, 256, 64, 0);
+  bad("box dimension", base, 128, 64, 256, 64, 300);
+  bad("box row", base, 128, 64, 256, 128, 64);
+  bad("box row", base, 128, 64, 256, 4, 64);
+  const CUtensorMap map = cuda::tma_map_2d(base, 128, 64, 256, 64, 64, "test map");
+  (void)map;
+  expect_context_usable();
 }
 
 TEST_F(CudaRuntimeTest, MixedDtypesAreRefusedByName) {

@@ -15,7 +15,8 @@
 // 3×3): one accumulating GEMM per ky (into an f32 band buffer for bf16 / f16, rounded once). 3×3 stride-1 pad-1
 // bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
 // conv3x3_tc.cuh (four tile variants), and on Hopper (CudaContext::hopper_mma) with C and O multiples of 64 the
-// wgmma implicit GEMM of conv3x3_wgmma.cuh (64 or 128 output channels per block).
+// wgmma implicit GEMM of conv3x3_wgmma.cuh (64 or 128 output channels per block; fed by cp.async from three shifted
+// copies, or by the tensor memory accelerator from one padded copy).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
@@ -38,6 +39,7 @@
 #include "backends/cuda/conv3x3_wgmma.cuh"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tma_map.h"
 #include "backends/cuda/tuning.h"
 
 namespace dacpp::cuda {
@@ -765,52 +767,93 @@ bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) 
 
 constexpr int kDerivedWgmmaTaps = 3;  // CudaContext::derived kind: w as [tap][O][C]
 
-template <typename T, int WG, int STAGES>
+// The tap weights [tap][O][C] of w (CudaContext::derived: made once per weight).
+template <typename T>
+std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w, const ConvArgs& a) {
+  const long long wn = 9LL * a.o * a.c;
+  const cudaStream_t st = c.stream();
+  return c.derived(
+      w, kDerivedWgmmaTaps, sizeof(T) * static_cast<size_t>(wn),
+      [&](void* dst) {
+        conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w.raw()),
+                                                                                static_cast<T*>(dst), a.o, a.c);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma tap weights");
+      },
+      "conv3x3 wgmma tap weights");
+}
+
+// How the wgmma convs split a call so that their padded / shifted copies fit kMaxColBytes: `band` output rows per
+// launch (the whole image when one image fits), `chunk` images per launch (1 when banded).
+struct CopyPlan {
+  int band, chunk;
+};
+// bytes(images, rows): the copies' size for that many images and output rows.
+template <typename Bytes>
+CopyPlan copy_plan(const ConvArgs& a, Bytes bytes) {
+  int band = a.oh;
+  while (band > 1 && bytes(1, band) > kMaxColBytes) band = (band + 1) / 2;
+  const int chunk = band < a.oh ? 1
+                                : static_cast<int>(std::clamp<size_t>(kMaxColBytes / bytes(1, band), 1,
+                                                                      static_cast<size_t>(a.n)));
+  return {band, chunk};
+}
+
+// TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
+// conv3x3_wgmma_tma_kernel on one zero-padded copy (pitch W + 2 rounded to 8), read through two tensor maps.
+template <typename T, int WG, int STAGES, bool TMA>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   namespace wg3 = conv3x3_wg;
   const cudaStream_t st = c.stream();
-  const long long wn = 9LL * a.o * a.c;
-  const std::shared_ptr<const void> wt = c.derived(
-      w, kDerivedWgmmaTaps, sizeof(T) * static_cast<size_t>(wn),
-      [&](void* dst) {
-        wg3::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w.raw()),
-                                                                         static_cast<T*>(dst), a.o, a.c);
-        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma tap weights");
-      },
-      "conv3x3 wgmma tap weights");
-  // The shifted copies of a chunk of images, or of a band of rows of one image, within kMaxColBytes.
+  const std::shared_ptr<const void> wt = tap_weights<T>(c, w, a);
+  constexpr int copies = TMA ? 1 : 3;
+  const int pitch = TMA ? wg3::padded_pitch_of(a.w) : wg3::pitch_of(a.w);
+  const auto plane_of = [&](int rows) { return TMA ? wg3::padded_plane_of(rows, a.w) : wg3::plane_of(rows, a.w); };
   const auto copy_bytes = [&](int images, int rows) {
-    return 3 * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(wg3::plane_of(rows, a.w));
+    return copies * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(plane_of(rows));
   };
-  int band = a.oh;
-  while (band > 1 && copy_bytes(1, band) > kMaxColBytes) band = (band + 1) / 2;
-  const int chunk = band < a.oh ? 1
-                                : static_cast<int>(std::clamp<size_t>(kMaxColBytes / copy_bytes(1, band), 1,
-                                                                      static_cast<size_t>(a.n)));
-  T* xs = static_cast<T*>(c.scratch(copy_bytes(chunk, band), "conv3x3_wgmma shifted copies"));
-  const auto kernel = wg3::conv3x3_wgmma_kernel<T, WG, STAGES>;
-  constexpr int smem = wg3::smem_bytes<WG, STAGES>();
+  const CopyPlan plan = copy_plan(a, copy_bytes);
+  T* xs = static_cast<T*>(c.scratch(copy_bytes(plan.chunk, plan.band),
+                                    TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
+  constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES>() : wg3::smem_bytes<WG, STAGES>();
+  const void* kernel = nullptr;  // only the variant launched is instantiated
+  if constexpr (TMA)
+    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>);
+  else
+    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_kernel<T, WG, STAGES>);
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                   "conv3x3_wgmma: shared memory of ", smem, " bytes");
+                   TMA ? "conv3x3_wgmma_tma" : "conv3x3_wgmma", ": shared memory of ", smem, " bytes");
+  CUtensorMap map_w{};
+  if constexpr (TMA)
+    map_w = tma_map_2d(wt.get(), static_cast<uint64_t>(a.c), 9ULL * a.o, sizeof(T) * static_cast<uint64_t>(a.c), 64,
+                       64 * WG, "conv3x3_wgmma tap weights");
   const long long image_in = static_cast<long long>(a.c) * a.h * a.w, image_out = static_cast<long long>(a.o) * a.oh * a.ow;
-  for (int n0 = 0; n0 < a.n; n0 += chunk) {
-    const int nb = std::min(chunk, a.n - n0);
-    for (int row0 = 0; row0 < a.oh; row0 += band) {
-      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(band, a.oh - row0), wg3::pitch_of(a.w), 0, 0, a.relu};
-      d.plane = wg3::plane_of(d.rows, a.w);
+  for (int n0 = 0; n0 < a.n; n0 += plan.chunk) {
+    const int nb = std::min(plan.chunk, a.n - n0);
+    for (int row0 = 0; row0 < a.oh; row0 += plan.band) {
+      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu};
+      d.plane = plane_of(d.rows);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
       const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
                           static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
-      wg3::shift_pad_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
-      DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma shifted copies");
+      wg3::shift_pad_kernel<T, copies><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
+      DACPP_CUDA_LAUNCH_CHECK(TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies");
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
                       static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb));
-      kernel<<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()), bias,
-                                           static_cast<T*>(y.raw()) + n0 * image_out, d);
-      DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma");
+      T* yp = static_cast<T*>(y.raw()) + n0 * image_out;
+      if constexpr (TMA) {
+        const CUtensorMap map_x =
+            tma_map_2d(xs, static_cast<uint64_t>(d.plane), static_cast<uint64_t>(nb) * a.c,
+                       sizeof(T) * static_cast<uint64_t>(d.plane), 64, 64, "conv3x3_wgmma padded copy");
+        wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES><<<grid, WG * 128 + 32, smem, st>>>(map_w, map_x, bias, yp, d);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma_tma");
+      } else {
+        wg3::conv3x3_wgmma_kernel<T, WG, STAGES><<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()),
+                                                                                bias, yp, d);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma");
+      }
     }
   }
 }
@@ -847,9 +890,10 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 // The algorithms conv2d chooses from. Direct<WM><TH>: conv3x3_tc with 32·WM output channels × TH rows per block.
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
 // Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper; 4-stage ring: 6 stages measured
-// 0-1.6 % faster on DA2-L's shapes, not worth the shared memory).
+// 0-1.6 % faster on DA2-L's shapes, not worth the shared memory). WgmmaTma1 / WgmmaTma2: the same fed by the
+// tensor memory accelerator (4 / 5 stages).
 enum class ConvAlgo : int {
-  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2
+  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, WgmmaTma1, WgmmaTma2
 };
 
 const char* algo_name(ConvAlgo algo) {
@@ -863,6 +907,8 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::RowGemm: return "row-shifted gemm";
     case ConvAlgo::Wgmma1: return "wgmma3x3 64";
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
+    case ConvAlgo::WgmmaTma1: return "wgmma3x3 tma 64";
+    case ConvAlgo::WgmmaTma2: return "wgmma3x3 tma 128";
   }
   return "?";
 }
@@ -876,8 +922,10 @@ template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
-    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, 4>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, 4>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, 4, false>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, 4, false>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTma1: return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTma2: return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -937,6 +985,10 @@ std::string tuning_key(const Tensor& x, const float* bias, const Tensor& y, cons
 // The algorithm for this shape: tuned on first use (tuned_choice: every applicable algorithm timed, the fastest
 // recorded for the device and process); the fixed rules of heuristic_algo when tuning cannot run. run_conv runs
 // the choice once more, so y always holds the chosen algorithm's result.
+// Whether the tuner tries the TMA-fed wgmma conv (false until the GPU tests have run it; conv2d_wgmma3x3 reaches it
+// either way).
+constexpr bool kTmaConvTuned = false;
+
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   const ConvAlgo fallback = heuristic_algo(c, x, a);
@@ -947,8 +999,13 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   if (wgmma3x3_applies(c, x, a)) {
+    // The TMA-fed variants join the candidates once a GPU run has checked them (kTmaConvTuned).
     candidates.push_back(ConvAlgo::Wgmma1);
-    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::Wgmma2);
+    if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma1);
+    if (a.o % 128 == 0) {
+      candidates.push_back(ConvAlgo::Wgmma2);
+      if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma2);
+    }
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
@@ -1007,7 +1064,7 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                     int warpgroups) {
+                     int warpgroups, bool tma) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
               "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
@@ -1017,7 +1074,8 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2);
+           tma ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
+               : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
 }
 
 bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
@@ -1063,8 +1121,14 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
   };
   add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 1, 4>), 64);
   add(reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_kernel<T, 2, 4>), 128);
-  out.push_back(
-      {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
+  out.push_back({str_cat("conv3x3_wgmma_tma<", type, ",64>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4>)});
+  out.push_back({str_cat("conv3x3_wgmma_tma<", type, ",128>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 5>)});
+  out.push_back({str_cat("conv3x3_shift_pad<", type, ",3>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T, 3>)});
+  out.push_back({str_cat("conv3x3_shift_pad<", type, ",1>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T, 1>)});
   out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<T>)});
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tma_util.cuh"
 #include "backends/cuda/wgmma_util.cuh"
 
 namespace dacpp::cuda::conv3x3_wg {
@@ -41,12 +42,23 @@ inline int pitch_of(int w) {
 inline long long plane_of(int rows, int w) {
   return (static_cast<long long>(rows + 2) * pitch_of(w) + kTileN + 7) / 8 * 8;
 }
+// The TMA kernel's one padded copy: pitch Wq = W + 2 rounded up to 8 (16-byte rows for the tensor map), rows + 2
+// rows and a zeroed tail of 64 elements, so that the last pixel tile's second box (which starts at most 58 elements
+// past the rows) is never wholly outside the tensor.
+inline int padded_pitch_of(int w) {
+  return (w + 2 + 7) / 8 * 8;
+}
+inline long long padded_plane_of(int rows, int w) {
+  return static_cast<long long>(rows + 2) * padded_pitch_of(w) + 64;
+}
 
-// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows).
-// One thread writes 8 consecutive elements (one 16-byte store) of a plane for each of the three kx: Wp is a multiple
-// of 8, so they share a row, and they read the 10 input columns col0 - 1 .. col0 + 8. grid.x walks the plane's
-// 8-element chunks, grid.y the images · C planes.
-template <typename T>
+// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] for kx < COPIES (zero outside the image and past the
+// band's rows). COPIES = 3: conv3x3_wgmma_kernel's shifted copies; COPIES = 1: the one zero-padded copy the TMA
+// kernel reads (its pitch Wq >= W + 2 holds the left and right zero columns). One thread writes 8 consecutive
+// elements (one 16-byte store) of a plane for each copy: Wp is a multiple of 8, so they share a row, and they read
+// the input columns col0 - 1 .. col0 + 6 + COPIES. grid.x walks the plane's 8-element chunks, grid.y the images · C
+// planes.
+template <typename T, int COPIES>
 __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Args a, int images) {
   const int chunks = static_cast<int>(a.plane / 8);
   const long long planes = static_cast<long long>(images) * a.c;
@@ -55,14 +67,14 @@ __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Ar
       const int e0 = 8 * k, r = e0 / a.wp, col0 = e0 - r * a.wp, row = a.row0 + r - 1;
       const bool row_in = r <= a.rows + 1 && row >= 0 && row < a.h;
       const T* src = x + (p * a.h + (row_in ? row : 0)) * a.w;
-      T v[10];
+      T v[7 + COPIES];
 #pragma unroll
-      for (int i = 0; i < 10; ++i) {
+      for (int i = 0; i < 7 + COPIES; ++i) {
         const int col = col0 - 1 + i;
         v[i] = row_in && col >= 0 && col < a.w ? src[col] : mma::from_float<T>(0.f);
       }
 #pragma unroll
-      for (int kx = 0; kx < 3; ++kx) {
+      for (int kx = 0; kx < COPIES; ++kx) {
         alignas(16) T out[8];
 #pragma unroll
         for (int j = 0; j < 8; ++j) out[j] = v[j + kx];
@@ -80,6 +92,29 @@ __global__ void tap_weights_kernel(const T* __restrict__ w, T* __restrict__ wt, 
     const int tap = static_cast<int>(i / (static_cast<long long>(o) * c));
     const long long oc = i % (static_cast<long long>(o) * c);
     wt[i] = w[oc * 9 + tap];
+  }
+}
+
+// The epilogue of both kernels: accumulator rows orow and orow + 8 (output channels) of the tile's 128 pixels from
+// q0, + bias (f32), optional ReLU, rounded once to T, stored to NCHW y for the pixels inside the band and the image.
+template <typename T>
+__device__ __forceinline__ void store_tile(const float (&d)[kTileN / 8][4], const float* __restrict__ bias,
+                                           T* __restrict__ y, const Args& a, int q0, int orow, int n, int t) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int o = orow + 8 * i;
+    const float b = bias ? bias[o] : 0.f;
+    T* yo = y + (static_cast<long long>(n) * a.o + o) * a.h * a.w;
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int q = q0 + 8 * j + 2 * t + e, oy = q / a.wp, ox = q - oy * a.wp;
+        if (oy >= a.rows || ox >= a.w) continue;
+        float v = d[j][2 * i + e] + b;
+        if (a.relu) v = fmaxf(v, 0.f);
+        yo[static_cast<long long>(a.row0 + oy) * a.w + ox] = mma::from_float<T>(v);
+      }
   }
 }
 
@@ -156,23 +191,88 @@ __global__ void __launch_bounds__(WG * 128)
   wgmma::fence_operands(d);
   mma::cp_async_wait<0>();
 
-  const int orow = o0 + wg * 64 + warp * 16 + g;
+  store_tile<T>(d, bias, y, a, q0, o0 + wg * 64 + warp * 16 + g, n, t);
+#endif
+}
+
+// The same GEMM fed by the tensor memory accelerator. Input: one zero-padded copy Xp[n][c][r·Wq + x'] =
+// x[n][c][row0 + r - 1][x' - 1] (shift_pad_kernel<T, 1>), pitch Wq >= W + 2; output pixel q = oy·Wq + ox, so tap
+// (ky, kx) reads Xp[c][q + ky·Wq + kx]: a box may start at any element, so no shifted copies are needed. Per step a
+// producer warp (the block's last) loads the tap weights (box 64 channels × 64·WG rows of Wt viewed as [9·O][C]) and
+// the pixels (two boxes of 64 pixels × 64 channels of Xp viewed as [images·C][plane]) into a STAGES-deep ring, each
+// stage counted on a `full` barrier (one arrival plus its bytes). The WG consumer warpgroups wait on it, run the
+// four m64n128k16 wgmma, and release the stage one step later, when the wgmma that read it has completed (an
+// `empty` barrier of one arrival per consumer warp), so one wgmma group stays in flight. No block-wide barrier after
+// the set-up. The swizzled layouts are those of conv3x3_wgmma_kernel (the maps use the 128-byte swizzle).
+template <int WG, int STAGES>
+constexpr int tma_smem_bytes() {
+  return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;
+}
+
+template <typename T, int WG, int STAGES>
+__global__ void __launch_bounds__(WG * 128 + 32)
+    conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
+                             const float* __restrict__ bias, T* __restrict__ y, Args a) {
+#if DACPP_HAS_WGMMA
+  static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
+  constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
+  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = kTileK * kTileN * 2, kStage = kBytesA + kBytesB;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ alignas(8) uint64_t full[STAGES], empty[STAGES];
+  unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
+  const uint32_t ring_addr = mma::smem_addr(ring);
+  const int tid = threadIdx.x;
+  const int q0 = blockIdx.x * kTileN, o0 = blockIdx.y * kRowsA, n = blockIdx.z;
+  const int csteps = a.c / kTileK, steps = 9 * csteps;
+  if (tid == 0) {
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int o = orow + 8 * i;
-    const float b = bias ? bias[o] : 0.f;
-    T* yo = y + (static_cast<long long>(n) * a.o + o) * a.h * a.w;
-#pragma unroll
-    for (int j = 0; j < kTileN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int q = q0 + 8 * j + 2 * t + e, oy = q / a.wp, ox = q - oy * a.wp;
-        if (oy >= a.rows || ox >= a.w) continue;
-        float v = d[j][2 * i + e] + b;
-        if (a.relu) v = fmaxf(v, 0.f);
-        yo[static_cast<long long>(a.row0 + oy) * a.w + ox] = mma::from_float<T>(v);
-      }
+    for (int s = 0; s < STAGES; ++s) {
+      tma::barrier_init(mma::smem_addr(&full[s]), 1);
+      tma::barrier_init(mma::smem_addr(&empty[s]), kConsumers / 32);
+    }
+    tma::fence_barrier_init();
   }
+  __syncthreads();
+
+  if (tid >= kConsumers) {  // the producer warp: one thread issues every load
+    if (tid == kConsumers) {
+      tma::prefetch_map(&map_w);
+      tma::prefetch_map(&map_x);
+      for (int s = 0; s < steps; ++s) {
+        const int stage = s % STAGES, tap = s / csteps, c0 = (s % csteps) * kTileK, ky = tap / 3, kx = tap % 3;
+        tma::wait(mma::smem_addr(&empty[stage]), ((s / STAGES) & 1) ^ 1);  // released by step s - STAGES's readers
+        const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + kBytesA;
+        tma::arrive_expect_tx(bar, kStage);
+        tma::load_2d(sa, &map_w, c0, tap * a.o + o0, bar);
+        const int px = q0 + ky * a.wp + kx, row = n * a.c + c0;
+        tma::load_2d(sb, &map_x, px, row, bar);
+        tma::load_2d(sb + kTileK * 128, &map_x, px + 64, row, bar);
+      }
+    }
+    return;
+  }
+
+  const int wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  float d[kTileN / 8][4];  // the first step's first wgmma overwrites it (scale_d = 0)
+  for (int s = 0; s < steps; ++s) {
+    const int stage = s % STAGES;
+    tma::wait(mma::smem_addr(&full[stage]), (s / STAGES) & 1);
+    const uint32_t sa = ring_addr + stage * kStage;
+    const uint64_t desc_a = wgmma::desc_sw128(sa + wg * 64 * 128);
+    const uint64_t desc_b = wgmma::desc_sw128(sa + kBytesA, kTileK * 128);
+    wgmma::fence();
+#pragma unroll
+    for (int kk = 0; kk < kTileK / 16; ++kk)  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
+      wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), s > 0 || kk > 0);
+    wgmma::commit();
+    wgmma::fence_operands(d);
+    wgmma::wait<1>();  // step s - 1's wgmma has completed: its stage may be refilled
+    wgmma::fence_operands(d);
+    if (s > 0 && lane == 0) tma::arrive(mma::smem_addr(&empty[(s - 1) % STAGES]));
+  }
+  wgmma::wait<0>();
+  wgmma::fence_operands(d);
+  store_tile<T>(d, bias, y, a, q0, o0 + wg * 64 + warp * 16 + g, n, t);
 #endif
 }
 
