@@ -798,11 +798,24 @@ CopyPlan copy_plan(const ConvArgs& a, Bytes bytes) {
   return {band, chunk};
 }
 
+// How many blocks share each tile's K steps in the split TMA conv (64 channels per block): enough to give every
+// SM a block where the unsplit grid has fewer blocks than SMs, at most 8 and at least 8 steps each; 1 = no split
+// (the tuner then does not offer it; conv2d_wgmma3x3 forcing it splits in 2).
+int tma_splits(const CudaContext& c, const ConvArgs& a) {
+  const long long tiles = (static_cast<long long>(a.oh) * conv3x3_wg::padded_pitch_of(a.w) + conv3x3_wg::kTileN - 1) /
+                          conv3x3_wg::kTileN;
+  const long long blocks = tiles * (a.o / 64) * a.n, steps = 9LL * (a.c / 64);
+  if (blocks >= c.sm_count()) return 1;
+  return static_cast<int>(std::min<long long>({(c.sm_count() + blocks - 1) / blocks, 8, steps / 8}));
+}
+
 // TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
-// conv3x3_wgmma_tma_kernel on one zero-padded copy (pitch W + 2 rounded to 8), read through two tensor maps.
-template <typename T, int WG, int STAGES, bool TMA>
+// conv3x3_wgmma_tma_kernel on one zero-padded copy (pitch W + 2 rounded to 8), read through two tensor maps; SPLIT:
+// its split-K form (tma_splits blocks per tile, then split_reduce_kernel).
+template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
+  static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   namespace wg3 = conv3x3_wg;
   const cudaStream_t st = c.stream();
   const std::shared_ptr<const void> wt = tap_weights<T>(c, w, a);
@@ -813,8 +826,18 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     return copies * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(plane_of(rows));
   };
   const CopyPlan plan = copy_plan(a, copy_bytes);
-  T* xs = static_cast<T*>(c.scratch(copy_bytes(plan.chunk, plan.band),
-                                    TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
+  const int splits = SPLIT ? std::max(tma_splits(c, a), 2) : 1;
+  // The split kernel's f32 partials [image][split][O][pixel tiles · 128] follow the copies in the scratch.
+  const auto tiled_pixels = [&](int rows) {
+    return (static_cast<long long>(rows) * pitch + wg3::kTileN - 1) / wg3::kTileN * wg3::kTileN;
+  };
+  const size_t copies_bytes = (copy_bytes(plan.chunk, plan.band) + 255) / 256 * 256;
+  const size_t partial_bytes =
+      splits > 1 ? sizeof(float) * static_cast<size_t>(plan.chunk) * splits * a.o * tiled_pixels(plan.band) : 0;
+  unsigned char* scratch = static_cast<unsigned char*>(c.scratch(
+      copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
+  T* xs = reinterpret_cast<T*>(scratch);
+  float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
   constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES>() : wg3::smem_bytes<WG, STAGES>();
   const void* kernel = nullptr;  // only the variant launched is instantiated
   if constexpr (TMA)
@@ -831,7 +854,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   for (int n0 = 0; n0 < a.n; n0 += plan.chunk) {
     const int nb = std::min(plan.chunk, a.n - n0);
     for (int row0 = 0; row0 < a.oh; row0 += plan.band) {
-      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu};
+      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu, splits};
       d.plane = plane_of(d.rows);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
@@ -841,14 +864,21 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       DACPP_CUDA_LAUNCH_CHECK(TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies");
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
-                      static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb));
+                      static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb * splits));
       T* yp = static_cast<T*>(y.raw()) + n0 * image_out;
       if constexpr (TMA) {
         const CUtensorMap map_x =
             tma_map_2d(xs, static_cast<uint64_t>(d.plane), static_cast<uint64_t>(nb) * a.c,
                        sizeof(T) * static_cast<uint64_t>(d.plane), 64, 64, "conv3x3_wgmma padded copy");
-        wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES><<<grid, WG * 128 + 32, smem, st>>>(map_w, map_x, bias, yp, d);
+        wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>
+            <<<grid, WG * 128 + 32, smem, st>>>(map_w, map_x, bias, yp, partial, d);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma_tma");
+        if (splits > 1) {
+          const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
+          wg3::split_reduce_kernel<T><<<grid_for(c, outputs, 256), 256, 0, st>>>(partial, bias, yp, d, nb,
+                                                                                  tiled_pixels(d.rows));
+          DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma split reduce");
+        }
       } else {
         wg3::conv3x3_wgmma_kernel<T, WG, STAGES><<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()),
                                                                                 bias, yp, d);
@@ -891,9 +921,10 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
 // Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper; 4-stage ring: 6 stages measured
 // 0-1.6 % faster on DA2-L's shapes, not worth the shared memory). WgmmaTma1 / WgmmaTma2: the same fed by the
-// tensor memory accelerator (4 / 5 stages).
+// tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit: WgmmaTma1 with K split over tma_splits blocks per tile.
 enum class ConvAlgo : int {
-  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, WgmmaTma1, WgmmaTma2
+  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, WgmmaTma1, WgmmaTma2,
+  WgmmaTmaSplit
 };
 
 const char* algo_name(ConvAlgo algo) {
@@ -909,6 +940,7 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
     case ConvAlgo::WgmmaTma1: return "wgmma3x3 tma 64";
     case ConvAlgo::WgmmaTma2: return "wgmma3x3 tma 128";
+    case ConvAlgo::WgmmaTmaSplit: return "wgmma3x3 tma 64 split-k";
   }
   return "?";
 }
@@ -926,6 +958,7 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
     case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, 4, false>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTma1: return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTma2: return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTmaSplit: return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -1002,6 +1035,7 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     // The TMA-fed variants join the candidates once a GPU run has checked them (kTmaConvTuned).
     candidates.push_back(ConvAlgo::Wgmma1);
     if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma1);
+    if (kTmaConvTuned && tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
     if (a.o % 128 == 0) {
       candidates.push_back(ConvAlgo::Wgmma2);
       if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma2);
@@ -1064,18 +1098,20 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                     int warpgroups, bool tma) {
+                     int warpgroups, WgmmaFeed feed) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
               "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
-  DACPP_CHECK(wgmma3x3_applies(c, x, a) && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)),
+  DACPP_CHECK(wgmma3x3_applies(c, x, a) && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)) &&
+                  (warpgroups == 1 || feed != WgmmaFeed::TmaSplitK),
               ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ",
               shape_str(w.shape()), " / ", warpgroups, " warpgroups not supported");
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           tma ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
-               : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
+           feed == WgmmaFeed::TmaSplitK ? ConvAlgo::WgmmaTmaSplit
+           : feed == WgmmaFeed::Tma     ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
+                                        : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
 }
 
 bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
@@ -1125,6 +1161,8 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4>)});
   out.push_back({str_cat("conv3x3_wgmma_tma<", type, ",128>"),
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 5>)});
+  out.push_back({str_cat("conv3x3_split_reduce<", type, ">"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::split_reduce_kernel<T>)});
   out.push_back({str_cat("conv3x3_shift_pad<", type, ",3>"),
                  reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T, 3>)});
   out.push_back({str_cat("conv3x3_shift_pad<", type, ",1>"),

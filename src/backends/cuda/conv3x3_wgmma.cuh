@@ -32,6 +32,7 @@ struct Args {
   long long plane;      // elements per (kx, image, channel) plane of the copies: a multiple of 8 covering every read
   long long kx_stride;  // elements between the kx copies: images · C · plane
   int relu;
+  int splits = 1;       // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
 };
 
 // Row pitch and plane size for a band of `rows` output rows of width w: the last pixel tile reads up to 127 pixels
@@ -204,6 +205,8 @@ __global__ void __launch_bounds__(WG * 128)
 // four m64n128k16 wgmma, and release the stage one step later, when the wgmma that read it has completed (an
 // `empty` barrier of one arrival per consumer warp), so one wgmma group stays in flight. No block-wide barrier after
 // the set-up. The swizzled layouts are those of conv3x3_wgmma_kernel (the maps use the 128-byte swizzle).
+// Split K (a.splits > 1, for maps with too few pixel tiles to fill the GPU): blockIdx.z = n · splits + split, each
+// block runs its share of the 9·C/64 steps and writes f32 partials; split_reduce_kernel sums them.
 template <int WG, int STAGES>
 constexpr int tma_smem_bytes() {
   return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;
@@ -212,7 +215,7 @@ constexpr int tma_smem_bytes() {
 template <typename T, int WG, int STAGES>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
-                             const float* __restrict__ bias, T* __restrict__ y, Args a) {
+                             const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial, Args a) {
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
   constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
@@ -222,8 +225,9 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
   const uint32_t ring_addr = mma::smem_addr(ring);
   const int tid = threadIdx.x;
-  const int q0 = blockIdx.x * kTileN, o0 = blockIdx.y * kRowsA, n = blockIdx.z;
-  const int csteps = a.c / kTileK, steps = 9 * csteps;
+  const int q0 = blockIdx.x * kTileN, o0 = blockIdx.y * kRowsA, n = blockIdx.z / a.splits;
+  const int split = blockIdx.z % a.splits, csteps = a.c / kTileK, steps = 9 * csteps;
+  const int first = split * steps / a.splits, count = (split + 1) * steps / a.splits - first;  // this block's steps
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
@@ -238,9 +242,10 @@ __global__ void __launch_bounds__(WG * 128 + 32)
     if (tid == kConsumers) {
       tma::prefetch_map(&map_w);
       tma::prefetch_map(&map_x);
-      for (int s = 0; s < steps; ++s) {
-        const int stage = s % STAGES, tap = s / csteps, c0 = (s % csteps) * kTileK, ky = tap / 3, kx = tap % 3;
-        tma::wait(mma::smem_addr(&empty[stage]), ((s / STAGES) & 1) ^ 1);  // released by step s - STAGES's readers
+      for (int i = 0; i < count; ++i) {
+        const int s = first + i, stage = i % STAGES, tap = s / csteps, c0 = (s % csteps) * kTileK;
+        const int ky = tap / 3, kx = tap % 3;
+        tma::wait(mma::smem_addr(&empty[stage]), ((i / STAGES) & 1) ^ 1);  // released by step i - STAGES's readers
         const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + kBytesA;
         tma::arrive_expect_tx(bar, kStage);
         tma::load_2d(sa, &map_w, c0, tap * a.o + o0, bar);
@@ -254,7 +259,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
 
   const int wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   float d[kTileN / 8][4];  // the first step's first wgmma overwrites it (scale_d = 0)
-  for (int s = 0; s < steps; ++s) {
+  for (int s = 0; s < count; ++s) {
     const int stage = s % STAGES;
     tma::wait(mma::smem_addr(&full[stage]), (s / STAGES) & 1);
     const uint32_t sa = ring_addr + stage * kStage;
@@ -272,8 +277,41 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   }
   wgmma::wait<0>();
   wgmma::fence_operands(d);
-  store_tile<T>(d, bias, y, a, q0, o0 + wg * 64 + warp * 16 + g, n, t);
+  const int orow = o0 + wg * 64 + warp * 16 + g;
+  if (a.splits == 1) {
+    store_tile<T>(d, bias, y, a, q0, orow, n, t);
+  } else {  // partial[n][split][o][q] (blockIdx.z = n · splits + split), q over the grid's whole pixel tiles
+    const long long pq = static_cast<long long>(gridDim.x) * kTileN;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float* po = partial + ((static_cast<long long>(blockIdx.z) * a.o) + orow + 8 * i) * pq + q0 + 2 * t;
+#pragma unroll
+      for (int j = 0; j < kTileN / 8; ++j)
+        *reinterpret_cast<float2*>(po + 8 * j) = make_float2(d[j][2 * i], d[j][2 * i + 1]);
+    }
+  }
 #endif
+}
+
+// The split TMA kernel's partials summed: y[n][o][row0 + oy][ox] = Σ_split partial[n·splits + split][o][oy·Wq + ox]
+// + bias, optional ReLU, rounded once to T (one thread per output element of the band).
+template <typename T>
+__global__ void split_reduce_kernel(const float* __restrict__ partial, const float* __restrict__ bias,
+                                    T* __restrict__ y, Args a, int images, long long pq) {
+  const long long total = static_cast<long long>(images) * a.o * a.rows * a.w;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int ox = static_cast<int>(i % a.w);
+    const long long r = i / a.w;
+    const int oy = static_cast<int>(r % a.rows);
+    const long long no = r / a.rows;  // n · O + o
+    const int o = static_cast<int>(no % a.o), n = static_cast<int>(no / a.o);
+    const float* p = partial + (static_cast<long long>(n) * a.splits * a.o + o) * pq + oy * a.wp + ox;
+    float v = bias ? bias[o] : 0.f;
+    for (int s = 0; s < a.splits; ++s) v += p[static_cast<long long>(s) * a.o * pq];
+    if (a.relu) v = fmaxf(v, 0.f);
+    y[(no * a.h + a.row0 + oy) * a.w + ox] = mma::from_float<T>(v);
+  }
 }
 
 }  // namespace dacpp::cuda::conv3x3_wg
