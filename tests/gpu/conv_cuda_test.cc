@@ -155,10 +155,10 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({1, 2, 6, 12001, 3, 3, 3, 1, 1, true, false, dt});
   }
   // wgmma implicit GEMM (Hopper; cp.async and TMA-fed): 64 / 128 output channels per block, several K chunks,
-  // partial pixel tiles (odd widths: the row pitch rounds up to 8), batch 2 (TMA: the second image's channel rows),
-  // a strip 5 rows × 30 (TMA: the last tile's second pixel box starts in the padded copy's zero tail), one image
-  // whose shifted copies exceed 128 MiB (bf16: 3 × 256 × 302 × 304 × 2 bytes = 141 MB: row bands), and one whose
-  // padded copy alone does (bf16: 128 × 522 × 528 × 2 bytes = 141 MB: the TMA kernel's bands)
+  // partial pixel tiles (odd widths: the row pitch rounds up to 8), batch 2 (TMA: the second image's pixels follow
+  // the first's in one tensor map), a strip 5 rows × 30 (TMA: the last tile's boxes run past the copy: zero fill),
+  // one image whose shifted copies exceed 128 MiB (bf16: 3 × 256 × 302 × 304 × 2 bytes = 141 MB: row bands), and one
+  // whose padded copy alone does (bf16: 256 × 522 × 522 × 2 bytes = 140 MB: the TMA kernel's bands)
   for (DType dt : {DType::BF16, DType::F16}) {
     out.push_back({1, 128, 37, 37, 128, 3, 3, 1, 1, true, true, dt});
     out.push_back({2, 64, 19, 23, 64, 3, 3, 1, 1, false, false, dt});

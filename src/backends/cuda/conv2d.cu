@@ -5,7 +5,8 @@
 // gather costs one add and two bounds checks per element.
 //
 // conv2d_tc (bf16/f16): block tile 64 (or 32 when O <= 32) output channels × 128 pixels × 32 k, 8 warps of 32 × 32
-//   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment loads).
+//   (32 × 16), mma m16n8k16 with f32 accumulation; shared rows padded to 40 elements (conflict-free 32-bit fragment
+//   loads).
 // conv2d_simt (f32, exact): block tile 64 × 64 × 16, 256 threads of 4 × 4 outputs, f32 FMA.
 // Epilogue (both): + bias (f32), optional ReLU, rounded once to the output dtype.
 // im2col + cuBLASLt (conv_gemm below) runs any conv, banded when one image's im2col matrix exceeds 128 MiB (rows of
@@ -30,14 +31,14 @@
 #include <vector>
 
 #include "backends/cuda/check.h"
-#include "backends/cuda/cuda_common.cuh"
-#include "backends/cuda/cuda_context.h"
-#include "backends/cuda/cuda_ops_nn.h"
-#include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/conv2d_variants.cuh"
 #include "backends/cuda/conv3x3_tc.cuh"
 #include "backends/cuda/conv3x3_wgmma.cuh"
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tma_map.h"
 #include "backends/cuda/tuning.h"
@@ -775,8 +776,8 @@ std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w, const C
   return c.derived(
       w, kDerivedWgmmaTaps, sizeof(T) * static_cast<size_t>(wn),
       [&](void* dst) {
-        conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w.raw()),
-                                                                                static_cast<T*>(dst), a.o, a.c);
+        conv3x3_wg::tap_weights_kernel<T>
+            <<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w.raw()), static_cast<T*>(dst), a.o, a.c);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma tap weights");
       },
       "conv3x3 wgmma tap weights");
@@ -792,9 +793,9 @@ template <typename Bytes>
 CopyPlan copy_plan(const ConvArgs& a, Bytes bytes) {
   int band = a.oh;
   while (band > 1 && bytes(1, band) > kMaxColBytes) band = (band + 1) / 2;
-  const int chunk = band < a.oh ? 1
-                                : static_cast<int>(std::clamp<size_t>(kMaxColBytes / bytes(1, band), 1,
-                                                                      static_cast<size_t>(a.n)));
+  const int chunk =
+      band < a.oh ? 1
+                  : static_cast<int>(std::clamp<size_t>(kMaxColBytes / bytes(1, band), 1, static_cast<size_t>(a.n)));
   return {band, chunk};
 }
 
@@ -802,8 +803,8 @@ CopyPlan copy_plan(const ConvArgs& a, Bytes bytes) {
 // SM a block where the unsplit grid has fewer blocks than SMs, at most 8 and at least 8 steps each; 1 = no split
 // (the tuner then does not offer it; conv2d_wgmma3x3 forcing it splits in 2).
 int tma_splits(const CudaContext& c, const ConvArgs& a) {
-  const long long tiles = (static_cast<long long>(a.oh) * conv3x3_wg::padded_pitch_of(a.w) + conv3x3_wg::kTileN - 1) /
-                          conv3x3_wg::kTileN;
+  const long long tiles =
+      (static_cast<long long>(a.oh) * conv3x3_wg::padded_pitch_of(a.w) + conv3x3_wg::kTileN - 1) / conv3x3_wg::kTileN;
   const long long blocks = tiles * (a.o / 64) * a.n, steps = 9LL * (a.c / 64);
   if (blocks >= c.sm_count()) return 1;
   return static_cast<int>(std::min<long long>({(c.sm_count() + blocks - 1) / blocks, 8, steps / 8}));
@@ -834,8 +835,8 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const size_t copies_bytes = (copy_bytes(plan.chunk, plan.band) + 255) / 256 * 256;
   const size_t partial_bytes =
       splits > 1 ? sizeof(float) * static_cast<size_t>(plan.chunk) * splits * a.o * tiled_pixels(plan.band) : 0;
-  unsigned char* scratch = static_cast<unsigned char*>(c.scratch(
-      copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
+  unsigned char* scratch = static_cast<unsigned char*>(
+      c.scratch(copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
   T* xs = reinterpret_cast<T*>(scratch);
   float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
   constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES>() : wg3::smem_bytes<WG, STAGES>();
@@ -858,30 +859,37 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       d.plane = plane_of(d.rows);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
-      const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
-                          static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
-      wg3::shift_pad_kernel<T, copies><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
-      DACPP_CUDA_LAUNCH_CHECK(TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies");
+      if constexpr (TMA) {
+        const dim3 pad_grid(static_cast<unsigned>((d.plane + 63) / 64), static_cast<unsigned>(a.c / 64),
+                            static_cast<unsigned>(nb));
+        wg3::pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma padded copy");
+      } else {
+        const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
+                            static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
+        wg3::shift_pad_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
+        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma shifted copies");
+      }
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
                       static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb * splits));
       T* yp = static_cast<T*>(y.raw()) + n0 * image_out;
       if constexpr (TMA) {
-        const CUtensorMap map_x =
-            tma_map_2d(xs, static_cast<uint64_t>(d.plane), static_cast<uint64_t>(nb) * a.c,
-                       sizeof(T) * static_cast<uint64_t>(d.plane), 64, 64, "conv3x3_wgmma padded copy");
+        const CUtensorMap map_x = tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
+                                             sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN,
+                                             "conv3x3_wgmma padded copy");
         wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>
             <<<grid, WG * 128 + 32, smem, st>>>(map_w, map_x, bias, yp, partial, d);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma_tma");
         if (splits > 1) {
           const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
-          wg3::split_reduce_kernel<T><<<grid_for(c, outputs, 256), 256, 0, st>>>(partial, bias, yp, d, nb,
-                                                                                  tiled_pixels(d.rows));
+          wg3::split_reduce_kernel<T>
+              <<<grid_for(c, outputs, 256), 256, 0, st>>>(partial, bias, yp, d, nb, tiled_pixels(d.rows));
           DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma split reduce");
         }
       } else {
-        wg3::conv3x3_wgmma_kernel<T, WG, STAGES><<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()),
-                                                                                bias, yp, d);
+        wg3::conv3x3_wgmma_kernel<T, WG, STAGES>
+            <<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()), bias, yp, d);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma");
       }
     }
@@ -923,7 +931,17 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 // 0-1.6 % faster on DA2-L's shapes, not worth the shared memory). WgmmaTma1 / WgmmaTma2: the same fed by the
 // tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit: WgmmaTma1 with K split over tma_splits blocks per tile.
 enum class ConvAlgo : int {
-  Gemm, Implicit, Direct1x8, Direct1x16, Direct2x8, Direct2x16, RowGemm, Wgmma1, Wgmma2, WgmmaTma1, WgmmaTma2,
+  Gemm,
+  Implicit,
+  Direct1x8,
+  Direct1x16,
+  Direct2x8,
+  Direct2x16,
+  RowGemm,
+  Wgmma1,
+  Wgmma2,
+  WgmmaTma1,
+  WgmmaTma2,
   WgmmaTmaSplit
 };
 
@@ -938,9 +956,12 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::RowGemm: return "row-shifted gemm";
     case ConvAlgo::Wgmma1: return "wgmma3x3 64";
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
-    case ConvAlgo::WgmmaTma1: return "wgmma3x3 tma 64";
-    case ConvAlgo::WgmmaTma2: return "wgmma3x3 tma 128";
-    case ConvAlgo::WgmmaTmaSplit: return "wgmma3x3 tma 64 split-k";
+    case ConvAlgo::WgmmaTma1:
+      return "wgmma3x3 tma 64";
+    case ConvAlgo::WgmmaTma2:
+      return "wgmma3x3 tma 128";
+    case ConvAlgo::WgmmaTmaSplit:
+      return "wgmma3x3 tma 64 split-k";
   }
   return "?";
 }
@@ -954,11 +975,16 @@ template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                    ConvAlgo algo) {
   switch (algo) {
-    case ConvAlgo::Wgmma1: return launch_wgmma3x3<T, 1, 4, false>(c, x, w, bias, y, a);
-    case ConvAlgo::Wgmma2: return launch_wgmma3x3<T, 2, 4, false>(c, x, w, bias, y, a);
-    case ConvAlgo::WgmmaTma1: return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a);
-    case ConvAlgo::WgmmaTma2: return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
-    case ConvAlgo::WgmmaTmaSplit: return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma1:
+      return launch_wgmma3x3<T, 1, 4, false>(c, x, w, bias, y, a);
+    case ConvAlgo::Wgmma2:
+      return launch_wgmma3x3<T, 2, 4, false>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTma1:
+      return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTma2:
+      return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTmaSplit:
+      return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
@@ -1163,10 +1189,10 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 5>)});
   out.push_back({str_cat("conv3x3_split_reduce<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::split_reduce_kernel<T>)});
-  out.push_back({str_cat("conv3x3_shift_pad<", type, ",3>"),
-                 reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T, 3>)});
-  out.push_back({str_cat("conv3x3_shift_pad<", type, ",1>"),
-                 reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T, 1>)});
+  out.push_back(
+      {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
+  out.push_back(
+      {str_cat("conv3x3_pad_nhwc<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::pad_nhwc_kernel<T>)});
   out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<T>)});
 }

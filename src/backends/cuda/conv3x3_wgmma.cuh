@@ -32,7 +32,7 @@ struct Args {
   long long plane;      // elements per (kx, image, channel) plane of the copies: a multiple of 8 covering every read
   long long kx_stride;  // elements between the kx copies: images · C · plane
   int relu;
-  int splits = 1;       // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
+  int splits = 1;  // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
 };
 
 // Row pitch and plane size for a band of `rows` output rows of width w: the last pixel tile reads up to 127 pixels
@@ -43,23 +43,20 @@ inline int pitch_of(int w) {
 inline long long plane_of(int rows, int w) {
   return (static_cast<long long>(rows + 2) * pitch_of(w) + kTileN + 7) / 8 * 8;
 }
-// The TMA kernel's one padded copy: pitch Wq = W + 2 rounded up to 8 (16-byte rows for the tensor map), rows + 2
-// rows and a zeroed tail of 64 elements, so that the last pixel tile's second box (which starts at most 58 elements
-// past the rows) is never wholly outside the tensor.
+// The TMA kernel's one padded copy, channels innermost: pixels of pitch Wq = W + 2 (a zero column each side), rows + 2
+// rows (a zero row above and below the band).
 inline int padded_pitch_of(int w) {
-  return (w + 2 + 7) / 8 * 8;
+  return w + 2;
 }
 inline long long padded_plane_of(int rows, int w) {
-  return static_cast<long long>(rows + 2) * padded_pitch_of(w) + 64;
+  return static_cast<long long>(rows + 2) * padded_pitch_of(w);
 }
 
-// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] for kx < COPIES (zero outside the image and past the
-// band's rows). COPIES = 3: conv3x3_wgmma_kernel's shifted copies; COPIES = 1: the one zero-padded copy the TMA
-// kernel reads (its pitch Wq >= W + 2 holds the left and right zero columns). One thread writes 8 consecutive
-// elements (one 16-byte store) of a plane for each copy: Wp is a multiple of 8, so they share a row, and they read
-// the input columns col0 - 1 .. col0 + 6 + COPIES. grid.x walks the plane's 8-element chunks, grid.y the images · C
-// planes.
-template <typename T, int COPIES>
+// xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows).
+// One thread writes 8 consecutive elements (one 16-byte store) of a plane for each of the three kx: Wp is a multiple
+// of 8, so they share a row, and they read the 10 input columns col0 - 1 .. col0 + 8. grid.x walks the plane's
+// 8-element chunks, grid.y the images · C planes.
+template <typename T>
 __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Args a, int images) {
   const int chunks = static_cast<int>(a.plane / 8);
   const long long planes = static_cast<long long>(images) * a.c;
@@ -68,20 +65,47 @@ __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Ar
       const int e0 = 8 * k, r = e0 / a.wp, col0 = e0 - r * a.wp, row = a.row0 + r - 1;
       const bool row_in = r <= a.rows + 1 && row >= 0 && row < a.h;
       const T* src = x + (p * a.h + (row_in ? row : 0)) * a.w;
-      T v[7 + COPIES];
+      T v[10];
 #pragma unroll
-      for (int i = 0; i < 7 + COPIES; ++i) {
+      for (int i = 0; i < 10; ++i) {
         const int col = col0 - 1 + i;
         v[i] = row_in && col >= 0 && col < a.w ? src[col] : mma::from_float<T>(0.f);
       }
 #pragma unroll
-      for (int kx = 0; kx < COPIES; ++kx) {
+      for (int kx = 0; kx < 3; ++kx) {
         alignas(16) T out[8];
 #pragma unroll
         for (int j = 0; j < 8; ++j) out[j] = v[j + kx];
         *reinterpret_cast<uint4*>(xs + kx * a.kx_stride + p * a.plane + e0) = *reinterpret_cast<const uint4*>(out);
       }
     }
+}
+
+// xp[n][p][c] = x[n][c][row0 + r - 1][x' - 1] for the padded pixels p = r·Wq + x' < plane (zero outside the image
+// and past the band's rows): NCHW to the TMA kernel's channels-innermost padded copy. A block transposes 64 pixels ×
+// 64 channels through shared memory (reads run along the pixels of one channel, writes are 16-byte runs of 8
+// channels); grid (plane / 64, C / 64, images).
+template <typename T>
+__global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a) {
+  __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: the column writes below hit 32 banks
+  const int p0 = blockIdx.x * 64, c0 = blockIdx.y * 64, n = blockIdx.z;
+  const T* xn = x + (static_cast<long long>(n) * a.c + c0) * a.h * a.w;
+  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) {
+    const int cl = i / 64, pl = i % 64, p = p0 + pl;
+    const int r = p / a.wp, col = p - r * a.wp - 1, row = a.row0 + r - 1;
+    const bool in = p < a.plane && r <= a.rows + 1 && row >= 0 && row < a.h && col >= 0 && col < a.w;
+    tile[pl][cl] = in ? xn[(static_cast<long long>(cl) * a.h + row) * a.w + col] : mma::from_float<T>(0.f);
+  }
+  __syncthreads();
+  T* out = xp + static_cast<long long>(n) * a.plane * a.c + c0;
+  for (int i = threadIdx.x; i < 64 * 8; i += blockDim.x) {
+    const int pl = i / 8, ch = i % 8, p = p0 + pl;
+    if (p >= a.plane) continue;
+    alignas(16) T v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = tile[pl][ch * 8 + j];
+    *reinterpret_cast<uint4*>(out + static_cast<long long>(p) * a.c + ch * 8) = *reinterpret_cast<const uint4*>(v);
+  }
 }
 
 // w [O, C, 3, 3] -> wt [tap][O][C].
@@ -196,15 +220,18 @@ __global__ void __launch_bounds__(WG * 128)
 #endif
 }
 
-// The same GEMM fed by the tensor memory accelerator. Input: one zero-padded copy Xp[n][c][r·Wq + x'] =
-// x[n][c][row0 + r - 1][x' - 1] (shift_pad_kernel<T, 1>), pitch Wq >= W + 2; output pixel q = oy·Wq + ox, so tap
-// (ky, kx) reads Xp[c][q + ky·Wq + kx]: a box may start at any element, so no shifted copies are needed. Per step a
-// producer warp (the block's last) loads the tap weights (box 64 channels × 64·WG rows of Wt viewed as [9·O][C]) and
-// the pixels (two boxes of 64 pixels × 64 channels of Xp viewed as [images·C][plane]) into a STAGES-deep ring, each
-// stage counted on a `full` barrier (one arrival plus its bytes). The WG consumer warpgroups wait on it, run the
+// The same GEMM fed by the tensor memory accelerator. Input: one zero-padded copy with the channels innermost,
+// Xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (pad_nhwc_kernel), Wq = W + 2; output pixel q = oy·Wq + ox, so
+// tap (ky, kx) reads the pixels q + ky·Wq + kx. A box's innermost coordinate must be 16-byte aligned (a misaligned
+// one is an illegal instruction: the H200 said so when the first version of this kernel shifted the pixels along
+// the innermost dimension), so the pixels are the outer dimension, where any start is allowed, and no shifted
+// copies are needed. Per step a producer warp (the block's last) loads the tap weights (box of 64 channels × 64·WG
+// rows of Wt viewed as [9·O][C]) and the pixels (box of 64 channels × 128 pixels of Xp viewed as [images·plane][C])
+// into a STAGES-deep ring, each stage counted on a `full` barrier (one arrival plus its bytes). Both operands are
+// K-major (channels contiguous, 128-byte swizzle, the maps' swizzle). The WG consumer warpgroups wait on it, run
 // four m64n128k16 wgmma, and release the stage one step later, when the wgmma that read it has completed (an
 // `empty` barrier of one arrival per consumer warp), so one wgmma group stays in flight. No block-wide barrier after
-// the set-up. The swizzled layouts are those of conv3x3_wgmma_kernel (the maps use the 128-byte swizzle).
+// the set-up.
 // Split K (a.splits > 1, for maps with too few pixel tiles to fill the GPU): blockIdx.z = n · splits + split, each
 // block runs its share of the 9·C/64 steps and writes f32 partials; split_reduce_kernel sums them.
 template <int WG, int STAGES>
@@ -249,9 +276,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
         const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + kBytesA;
         tma::arrive_expect_tx(bar, kStage);
         tma::load_2d(sa, &map_w, c0, tap * a.o + o0, bar);
-        const int px = q0 + ky * a.wp + kx, row = n * a.c + c0;
-        tma::load_2d(sb, &map_x, px, row, bar);
-        tma::load_2d(sb + kTileK * 128, &map_x, px + 64, row, bar);
+        tma::load_2d(sb, &map_x, c0, n * static_cast<int>(a.plane) + q0 + ky * a.wp + kx, bar);
       }
     }
     return;
@@ -262,13 +287,14 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   for (int s = 0; s < count; ++s) {
     const int stage = s % STAGES;
     tma::wait(mma::smem_addr(&full[stage]), (s / STAGES) & 1);
+    __syncwarp();  // the wgmma below are .sync.aligned: the warp must reach them converged
     const uint32_t sa = ring_addr + stage * kStage;
     const uint64_t desc_a = wgmma::desc_sw128(sa + wg * 64 * 128);
-    const uint64_t desc_b = wgmma::desc_sw128(sa + kBytesA, kTileK * 128);
+    const uint64_t desc_b = wgmma::desc_sw128(sa + kBytesA);
     wgmma::fence();
 #pragma unroll
-    for (int kk = 0; kk < kTileK / 16; ++kk)  // A: +32 bytes along the swizzled rows; B: +16 rows of 128 bytes
-      wgmma::wgmma_ss_n128<T, 1>(d, desc_a + 2 * kk, desc_b + kk * (2048 >> 4), s > 0 || kk > 0);
+    for (int kk = 0; kk < kTileK / 16; ++kk)  // both K-major: +32 bytes along the swizzled rows
+      wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || kk > 0);
     wgmma::commit();
     wgmma::fence_operands(d);
     wgmma::wait<1>();  // step s - 1's wgmma has completed: its stage may be refilled

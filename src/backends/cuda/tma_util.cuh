@@ -32,14 +32,17 @@ __device__ __forceinline__ void arrive_expect_tx(uint32_t bar, uint32_t bytes) {
 __device__ __forceinline__ void arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+// The polling loop is one asm statement (a C++ loop around try_wait would let the lanes of a warp leave it in
+// different iterations); callers about to issue .sync.aligned instructions (wgmma) also __syncwarp() after it.
 __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-  } while (!done);
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT_AGAIN:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_AGAIN;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
 }
 // Brings a tensor map (a __grid_constant__ kernel parameter) into the descriptor cache ahead of its first load.
 __device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
@@ -47,12 +50,14 @@ __device__ __forceinline__ void prefetch_map(const CUtensorMap* map) {
 }
 // The box of `map` whose first element is at (x0 along the contiguous dimension, x1 along the rows) into shared
 // memory at `dst` (aligned as the map's swizzle needs: 1024 bytes for 128-byte swizzle); elements outside the
-// tensor read as zero. Its bytes count towards the current phase of `bar`.
+// tensor read as zero. Its bytes count towards the current phase of `bar`. x0 · element size must be a multiple of
+// 16 bytes (the H200 raises an illegal instruction otherwise); x1 may be any row.
 __device__ __forceinline__ void load_2d(uint32_t dst, const CUtensorMap* map, int x0, int x1, uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x0), "r"(x1), "r"(bar)
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n"
+      :
+      : "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x0), "r"(x1), "r"(bar)
       : "memory");
 }
 #endif  // DACPP_HAS_WGMMA
