@@ -17,7 +17,7 @@
 // bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
 // conv3x3_tc.cuh (four tile variants), and on Hopper (CudaContext::hopper_mma) with C and O multiples of 64 the
 // wgmma implicit GEMM of conv3x3_wgmma.cuh (64 or 128 output channels per block; fed by cp.async from three shifted
-// copies, or by the tensor memory accelerator from one padded copy).
+// copies, or by the tensor memory accelerator from one channels-innermost padded copy, with split K on small maps).
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
@@ -1044,10 +1044,6 @@ std::string tuning_key(const Tensor& x, const float* bias, const Tensor& y, cons
 // The algorithm for this shape: tuned on first use (tuned_choice: every applicable algorithm timed, the fastest
 // recorded for the device and process); the fixed rules of heuristic_algo when tuning cannot run. run_conv runs
 // the choice once more, so y always holds the chosen algorithm's result.
-// Whether the tuner tries the TMA-fed wgmma conv (false until the GPU tests have run it; conv2d_wgmma3x3 reaches it
-// either way).
-constexpr bool kTmaConvTuned = false;
-
 ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
   const ConvAlgo fallback = heuristic_algo(c, x, a);
@@ -1058,14 +1054,9 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
   if (wgmma3x3_applies(c, x, a)) {
-    // The TMA-fed variants join the candidates once a GPU run has checked them (kTmaConvTuned).
-    candidates.push_back(ConvAlgo::Wgmma1);
-    if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma1);
-    if (kTmaConvTuned && tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
-    if (a.o % 128 == 0) {
-      candidates.push_back(ConvAlgo::Wgmma2);
-      if (kTmaConvTuned) candidates.push_back(ConvAlgo::WgmmaTma2);
-    }
+    candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1});
+    if (tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
+    if (a.o % 128 == 0) candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2});
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
