@@ -860,7 +860,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
       if constexpr (TMA) {
-        const dim3 pad_grid(static_cast<unsigned>((d.plane + 63) / 64), static_cast<unsigned>(a.c / 64),
+        const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
                             static_cast<unsigned>(nb));
         wg3::pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d);
         DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma padded copy");

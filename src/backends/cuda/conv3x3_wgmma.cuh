@@ -81,30 +81,39 @@ __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Ar
     }
 }
 
-// xp[n][p][c] = x[n][c][row0 + r - 1][x' - 1] for the padded pixels p = r·Wq + x' < plane (zero outside the image
-// and past the band's rows): NCHW to the TMA kernel's channels-innermost padded copy. A block transposes 64 pixels ×
-// 64 channels through shared memory (reads run along the pixels of one channel, writes are 16-byte runs of 8
-// channels); grid (plane / 64, C / 64, images).
+// xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (zero outside the image and past the band's rows): NCHW to
+// the TMA kernel's channels-innermost padded copy. A block transposes one padded row r of 64 channels, 64 pixels at
+// a time, through shared memory: each of its four 64-thread groups reads 16 channels along 64 consecutive columns
+// (coalesced, 16 loads in flight per thread), then 16-byte runs of 8 channels are written. Grid (rows + 2, C / 64,
+// images).
 template <typename T>
 __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a) {
-  __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: the column writes below hit 32 banks
-  const int p0 = blockIdx.x * 64, c0 = blockIdx.y * 64, n = blockIdx.z;
-  const T* xn = x + (static_cast<long long>(n) * a.c + c0) * a.h * a.w;
-  for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) {
-    const int cl = i / 64, pl = i % 64, p = p0 + pl;
-    const int r = p / a.wp, col = p - r * a.wp - 1, row = a.row0 + r - 1;
-    const bool in = p < a.plane && r <= a.rows + 1 && row >= 0 && row < a.h && col >= 0 && col < a.w;
-    tile[pl][cl] = in ? xn[(static_cast<long long>(cl) * a.h + row) * a.w + col] : mma::from_float<T>(0.f);
-  }
-  __syncthreads();
-  T* out = xp + static_cast<long long>(n) * a.plane * a.c + c0;
-  for (int i = threadIdx.x; i < 64 * 8; i += blockDim.x) {
-    const int pl = i / 8, ch = i % 8, p = p0 + pl;
-    if (p >= a.plane) continue;
-    alignas(16) T v[8];
+  __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: a warp's column of writes hits 32 banks
+  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
+  const bool row_in = row >= 0 && row < a.h;
+  const long long plane_in = static_cast<long long>(a.h) * a.w;
+  const T* src = x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * a.w;
+  T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(r) * a.wp) * a.c + c0;
+  const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
+  for (int x0 = 0; x0 < a.wp; x0 += 64) {
+    const int col = x0 + lane - 1;
+    const bool in = row_in && col >= 0 && col < a.w;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) v[j] = tile[pl][ch * 8 + j];
-    *reinterpret_cast<uint4*>(out + static_cast<long long>(p) * a.c + ch * 8) = *reinterpret_cast<const uint4*>(v);
+    for (int k = 0; k < 16; ++k) {
+      const int cl = group * 16 + k;
+      tile[lane][cl] = in ? src[cl * plane_in + col] : mma::from_float<T>(0.f);
+    }
+    __syncthreads();
+    const int pixels = min(64, a.wp - x0);
+    for (int i = threadIdx.x; i < pixels * 8; i += blockDim.x) {
+      const int pl = i / 8, ch = i % 8;
+      alignas(16) T v[8];
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
+      *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
+          *reinterpret_cast<const uint4*>(v);
+    }
+    __syncthreads();
   }
 }
 
