@@ -13,6 +13,10 @@
 // 64·WG × 64) and B (pixels, MN-major, 64 × 128 as two 64-column halves) tiles in 128-byte-swizzled shared memory
 // (wgmma_util.cuh), STAGES - 2 steps loading ahead while one step's four m64n128k16 wgmma per warpgroup stay in
 // flight. Epilogue: + bias (f32), optional ReLU, rounded once to T, stored to NCHW y for ox < W.
+//
+// conv3x3_wgmma_tma_kernel (further down): the same GEMM fed by the tensor memory accelerator from one
+// channels-innermost padded copy (pad_nhwc_kernel) through a producer warp and mbarriers, with an optional split of
+// the K steps over several blocks (split_reduce_kernel adds the f32 partials). The tuner picks among both kernels.
 #pragma once
 
 #include <cstdint>
