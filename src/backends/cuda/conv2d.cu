@@ -811,8 +811,8 @@ int tma_splits(const CudaContext& c, const ConvArgs& a) {
 }
 
 // TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
-// conv3x3_wgmma_tma_kernel on one zero-padded copy (pitch W + 2 rounded to 8), read through two tensor maps; SPLIT:
-// its split-K form (tma_splits blocks per tile, then split_reduce_kernel).
+// conv3x3_wgmma_tma_kernel on one zero-padded, channels-innermost copy (pixel pitch W + 2), read through two tensor
+// maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
 template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
                      const ConvArgs& a) {
@@ -839,7 +839,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       c.scratch(copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
   T* xs = reinterpret_cast<T*>(scratch);
   float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
-  constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES>() : wg3::smem_bytes<WG, STAGES>();
+  constexpr int smem = wg3::smem_bytes<WG, STAGES>();
   const void* kernel = nullptr;  // only the variant launched is instantiated
   if constexpr (TMA)
     kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>);
@@ -1122,7 +1122,8 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
   DACPP_CHECK(wgmma3x3_applies(c, x, a) && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)) &&
                   (warpgroups == 1 || feed != WgmmaFeed::TmaSplitK),
               ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ",
-              shape_str(w.shape()), " / ", warpgroups, " warpgroups not supported");
+              shape_str(w.shape()), " / ", warpgroups, " warpgroups",
+              feed == WgmmaFeed::TmaSplitK ? " with split K" : "", " not supported");
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,

@@ -33,7 +33,8 @@ struct Args {
   int c, h, w, o;       // input channels, rows, columns; output channels
   int row0, rows;       // the band of output rows
   int wp;               // row pitch of the shifted copies and of q (W rounded up to 8)
-  long long plane;      // elements per (kx, image, channel) plane of the copies: a multiple of 8 covering every read
+  long long plane;      // shifted copies: elements per (kx, image, channel) plane, a multiple of 8 covering every
+                        // read; TMA's padded copy: pixels per image ((rows + 2) · Wq)
   long long kx_stride;  // elements between the kx copies: images · C · plane
   int relu;
   int splits = 1;  // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
@@ -246,12 +247,8 @@ __global__ void __launch_bounds__(WG * 128)
 // `empty` barrier of one arrival per consumer warp), so one wgmma group stays in flight. No block-wide barrier after
 // the set-up.
 // Split K (a.splits > 1, for maps with too few pixel tiles to fill the GPU): blockIdx.z = n · splits + split, each
-// block runs its share of the 9·C/64 steps and writes f32 partials; split_reduce_kernel sums them.
-template <int WG, int STAGES>
-constexpr int tma_smem_bytes() {
-  return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;
-}
-
+// block runs its share of the 9·C/64 steps and writes f32 partials; split_reduce_kernel sums them. Shared memory:
+// smem_bytes<WG, STAGES>() (the same ring as conv3x3_wgmma_kernel's) plus the barriers.
 template <typename T, int WG, int STAGES>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
