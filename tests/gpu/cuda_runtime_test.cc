@@ -195,6 +195,12 @@ TEST_F(CudaRuntimeTest, TensorMapRefusesBadLayoutsByName) {
   bad("box row", base, 128, 64, 256, 4, 64);
   const CUtensorMap map = cuda::tma_map_2d(base, 128, 64, 256, 64, 64, "test map");
   (void)map;
+  // The driver refusing a valid layout (injected): a Backend error naming the map; the next encode works.
+  fault::configure("tma.encode");
+  expect_error(ErrorCode::Backend, {"tma.encode", "test map"},
+               [&] { cuda::tma_map_2d(base, 128, 64, 256, 64, 64, "test map"); });
+  fault::configure("");
+  EXPECT_NO_THROW(cuda::tma_map_2d(base, 128, 64, 256, 64, 64, "test map"));
   expect_context_usable();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/fault.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -56,6 +57,7 @@ CUtensorMap tma_map_2d(const void* base, uint64_t cols, uint64_t rows, uint64_t 
   if (box_cols == 0 || box_rows == 0 || box_cols > 256 || box_rows > 256) refuse("a box dimension is outside 1..256");
   if (box_cols * kElem % 16 != 0 || box_cols * kElem > 128)
     refuse("a box row must be a multiple of 16 bytes and at most the 128-byte swizzle");
+  DACPP_FAULT_POINT("tma.encode", ErrorCode::Backend, "tensor map for ", what, ": cuTensorMapEncodeTiled failed");
   const Encoder& e = encoder();
   DACPP_CHECK(e.fn != nullptr, ErrorCode::Backend, "tensor map for ", what, ": cuTensorMapEncodeTiled unavailable (",
               e.why, ")");

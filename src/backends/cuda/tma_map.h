@@ -15,6 +15,7 @@ namespace dacpp::cuda {
 // Throws InvalidArgument, naming `what` and the rule broken, for a layout the accelerator cannot describe (base not
 // 16-byte aligned, row_bytes not a multiple of 16 or below cols · 2, a box dimension outside 1..256 or wider than
 // the swizzle, a dimension of 0 or over 2^32); Backend when the driver lacks cuTensorMapEncodeTiled or refuses.
+// Fault site "tma.encode" (after the layout checks).
 CUtensorMap tma_map_2d(const void* base, uint64_t cols, uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
                        uint32_t box_rows, const char* what);
 
