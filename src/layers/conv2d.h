@@ -40,6 +40,7 @@ class Conv2d {
   int64_t in_channels() const { return spec_.in; }
   int64_t out_channels() const { return spec_.out; }
   const Tensor& weight() const { return w_; }
+  const Tensor& bias() const { return b_; }  // undefined for Bias::None
 
  private:
   ConvSpec spec_;

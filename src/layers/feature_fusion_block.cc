@@ -23,14 +23,34 @@ FeatureFusionBlock::FeatureFusionBlock(const ModelFile& mf, const std::string& r
 Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h,
                                    int64_t out_w) const {
   // top, lateral: [N, F, h, w] → y: [N, F, out_h, out_w]
-  DACPP_CHECK(top.rank() == 4 && top.dim(1) == features_, ErrorCode::InvalidArgument, "fusion block: input '",
-              top.name(), "' has shape ", shape_str(top.shape()), ", expected [N, ", features_, ", h, w]");
+  check_top(top);
   if (out_h <= 0 || out_w <= 0) {
     out_h = 2 * top.dim(2);
     out_w = 2 * top.dim(3);
   }
   Tensor y = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.out");
   ArenaScope scope(ex.arena);
+  // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
+  // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
+  const Tensor c = out_conv_.forward(ex, units(ex, top, lateral));
+  ops::resize_bilinear(ex.ctx, c, y, /*align_corners=*/true);
+  return y;
+}
+
+Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral) const {
+  check_top(top);
+  Tensor y = ex.alloc(top.shape(), "fusion.out_unresized");
+  ArenaScope scope(ex.arena);
+  out_conv_.forward_into(ex, units(ex, top, lateral), y);
+  return y;
+}
+
+void FeatureFusionBlock::check_top(const Tensor& top) const {
+  DACPP_CHECK(top.rank() == 4 && top.dim(1) == features_, ErrorCode::InvalidArgument, "fusion block: input '",
+              top.name(), "' has shape ", shape_str(top.shape()), ", expected [N, ", features_, ", h, w]");
+}
+
+Tensor FeatureFusionBlock::units(Exec& ex, const Tensor& top, const Tensor& lateral) const {
   Tensor merged = top;
   if (rcu1_ && lateral.defined()) {
     DACPP_CHECK(lateral.shape() == top.shape(), ErrorCode::InvalidArgument, "fusion block: lateral ",
@@ -38,12 +58,7 @@ Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& la
     merged = rcu1_->forward(ex, lateral);
     ops::add(ex.ctx, merged, top, merged);
   }
-  Tensor r = rcu2_.forward(ex, merged);
-  // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
-  // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
-  Tensor c = out_conv_.forward(ex, r);
-  ops::resize_bilinear(ex.ctx, c, y, /*align_corners=*/true);
-  return y;
+  return rcu2_.forward(ex, merged);
 }
 
 }  // namespace dacpp::layers

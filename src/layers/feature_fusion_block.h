@@ -23,10 +23,18 @@ class FeatureFusionBlock {
   // top: [N, F, h, w]; lateral: [N, F, h, w] or undefined; out_h/out_w: the upsampled size (0 = ×2).
   // Returns a new [N, F, out_h, out_w] activation.
   Tensor forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h = 0, int64_t out_w = 0) const;
+  // The same block without its final upsample: a new [N, F, h, w] activation whose bilinear (align_corners)
+  // resampling to the wanted size is forward()'s result, for a consumer that upsamples on the fly
+  // (ops::conv2d_upsampled).
+  Tensor forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral) const;
 
   bool has_lateral_unit() const { return rcu1_.has_value(); }
 
  private:
+  void check_top(const Tensor& top) const;
+  // The residual units: rcu2(top + rcu1(lateral)) (rcu2(top) without a lateral input), before out_conv.
+  Tensor units(Exec& ex, const Tensor& top, const Tensor& lateral) const;
+
   std::optional<ResidualConvUnit> rcu1_;
   ResidualConvUnit rcu2_;
   Conv2d out_conv_;

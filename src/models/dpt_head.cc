@@ -4,9 +4,11 @@
 
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
+#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/resize.h"
 #include "ops/resize_rows.h"
+#include "ops/upsample_conv_head.h"
 
 namespace dacpp::models {
 namespace {
@@ -99,6 +101,24 @@ void DptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, HeadO
   }
 }
 
+bool DptHead::fused_output(RunState& rs, const Tensor& o1, HeadOutputs& out) const {
+  layers::Exec& ex = rs.ex;
+  if (!ops::upsample_conv_head_fused(ex.ctx, o1, out2a_->weight(), out.depth) ||
+      (sky2a_ && !ops::upsample_conv_head_fused(ex.ctx, o1, sky2a_->weight(), out.sky)))
+    return false;
+  for (int branch = 0; branch < (sky2a_ ? 2 : 1); ++branch) {
+    const bool sky = branch == 1;
+    layers::ArenaScope scope(ex.arena);
+    const layers::Conv2d& conv3 = sky ? *sky2a_ : *out2a_;
+    const layers::Conv2d& conv1 = sky ? *sky2b_ : *out2b_;
+    Tensor& dst = sky ? out.sky : out.depth;
+    Tensor logits = ex.alloc(dst.shape(), "dpt.logits");
+    ops::upsample_conv_head(ex.ctx, o1, conv3.weight(), conv3.bias(), conv1.weight(), conv1.bias(), logits);
+    activate(rs, logits, dst, sky);
+  }
+  return true;
+}
+
 HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int64_t gh, int64_t gw) const {
   // feats: 4 × [B, gh·gw, C] → depth, sky: [B, 1, P·gh, P·gw]
   layers::Exec& ex = rs.ex;
@@ -124,10 +144,23 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
     Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
     path = refine_[2].forward(ex, path, rn[2], rn[1].dim(2), rn[1].dim(3));
     path = refine_[1].forward(ex, path, rn[1], rn[0].dim(2), rn[0].dim(3));
-    path = refine_[0].forward(ex, path, rn[0]);
-    rs.dump("path1", path);
-    out1_->forward_into(ex, path, o1);
+    if (ops::conv2d_upsampled_fused(ex.ctx, path, out1_->weight(), o1)) {
+      // refinenet1's ×2 upsample happens inside out1's conv (its padded input copy is made from the small map).
+      const Tensor small = refine_[0].forward_unresized(ex, path, rn[0]);
+      if (rs.dumps != nullptr) {
+        layers::ArenaScope dump_scope(ex.arena);
+        Tensor path1 = ex.alloc({b, small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
+        ops::resize_bilinear(ex.ctx, small, path1, /*align_corners=*/true);
+        rs.dump("path1", path1);
+      }
+      ops::conv2d_upsampled(ex.ctx, small, out1_->weight(), out1_->bias(), o1);
+    } else {
+      path = refine_[0].forward(ex, path, rn[0]);
+      rs.dump("path1", path);
+      out1_->forward_into(ex, path, o1);
+    }
   }
+  if (fused_output(rs, o1, out)) return out;
   // On the CPU the full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of
   // ~kBandBytes. A GPU has the memory and prefers fewer, larger launches: one band.
   const int64_t row_bytes = b * o1.dim(1) * ow * static_cast<int64_t>(sizeof(float));

@@ -50,6 +50,9 @@ class DptHead {
   Tensor stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const;
   // Output rows [r0, r1) of depth (and sky) from out1's map o1: [B, F/2, 8·gh, 8·gw].
   void band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, HeadOutputs& out) const;
+  // The whole output stage through ops::upsample_conv_head (one fused kernel per branch), where
+  // ops::upsample_conv_head_fused says the backend runs it fused; false (nothing done) otherwise.
+  bool fused_output(RunState& rs, const Tensor& o1, HeadOutputs& out) const;
   // The depth (or sky: ReLU) activation of logits into y (may alias).
   void activate(RunState& rs, const Tensor& logits, Tensor& y, bool sky) const;
 

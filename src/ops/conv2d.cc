@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
+#include "ops/resize.h"
 
 namespace dacpp::ops {
 namespace {
@@ -58,6 +59,38 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
     }
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Activation act) {
+  using namespace detail;
+  constexpr const char* op = "conv2d_upsampled";
+  check_common(ctx, op, x, w, bias, y);
+  check_rank(op, "y", y, 4);
+  const int64_t o = w.dim(0);
+  check_shape(op, "w", w, {o, x.dim(1), 3, 3});
+  check_shape(op, "y", y, {x.dim(0), o, y.dim(2), y.dim(3)});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
+  DACPP_CHECK(x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
+              shape_str(x.shape()), " (nothing to upsample)");
+  if (y.numel() == 0) return;
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      Tensor up = Tensor::empty({x.dim(0), x.dim(1), y.dim(2), y.dim(3)}, x.dtype(), "conv2d_upsampled.up");
+      resize_bilinear(ctx, x, up, /*align_corners=*/true);
+      return conv2d(ctx, up, w, bias, y, Conv2dParams{1, 1, 1, 1}, act);
+    }
+    case DeviceKind::Cuda: {
+      const cuda::Epilogue e = act == Activation::Relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+      return cuda::conv2d_upsampled(ctx.cuda(), x, w, bias, y, e);
+    }
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& y) {
+  return ctx.device().kind == DeviceKind::Cuda && x.rank() == 4 && w.rank() == 4 && y.rank() == 4 &&
+         cuda::conv2d_upsampled_refusal(ctx.cuda(), x, w, y).empty();
 }
 
 void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {

@@ -5,6 +5,11 @@
 // conv_transpose2d (as torch.nn.ConvTranspose2d, padding 0, output_padding 0):
 //   x:    [N, C, H, W]         w: [C, O, K, K] (torch ConvTranspose layout)        bias: [O] or undefined
 //   y:    [N, O, (H−1)·stride + K, (W−1)·stride + K]
+// conv2d_upsampled (3×3, stride 1, padding 1 only):
+//   x:    [N, C, h, w]         w: [O, C, 3, 3]        bias: [O] f32 or undefined       y: [N, O, OH, OW]
+//   y = conv2d(resize_bilinear(x → OH × OW, align_corners = true), w, bias, pad 1), act
+//   CUDA never stores the upsampled map (Hopper, bf16 / f16, C and O multiples of 64: conv2d_upsampled_fused says
+//   whether these operands qualify; others are Unsupported with the reason); the CPU resizes, then convolves.
 // Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
 #pragma once
 
@@ -22,5 +27,9 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
             const Conv2dParams& p = {}, Activation act = Activation::None);
 
 void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+
+void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                      Activation act = Activation::None);
+bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& y);
 
 }  // namespace dacpp::ops

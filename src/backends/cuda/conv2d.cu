@@ -813,9 +813,10 @@ int tma_splits(const CudaContext& c, const ConvArgs& a) {
 // TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
 // conv3x3_wgmma_tma_kernel on one zero-padded, channels-innermost copy (pixel pitch W + 2), read through two tensor
 // maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
+// `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
 template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false>
-void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
-                     const ConvArgs& a) {
+void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+                     const conv3x3_wg::Upsample* up = nullptr) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   namespace wg3 = conv3x3_wg;
   const cudaStream_t st = c.stream();
@@ -851,7 +852,9 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if constexpr (TMA)
     map_w = tma_map_2d(wt.get(), static_cast<uint64_t>(a.c), 9ULL * a.o, sizeof(T) * static_cast<uint64_t>(a.c), 64,
                        64 * WG, "conv3x3_wgmma tap weights");
-  const long long image_in = static_cast<long long>(a.c) * a.h * a.w, image_out = static_cast<long long>(a.o) * a.oh * a.ow;
+  const long long image_in =
+      static_cast<long long>(a.c) * (up ? static_cast<long long>(up->sh) * up->sw : static_cast<long long>(a.h) * a.w);
+  const long long image_out = static_cast<long long>(a.o) * a.oh * a.ow;
   for (int n0 = 0; n0 < a.n; n0 += plan.chunk) {
     const int nb = std::min(plan.chunk, a.n - n0);
     for (int row0 = 0; row0 < a.oh; row0 += plan.band) {
@@ -862,8 +865,13 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       if constexpr (TMA) {
         const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
                             static_cast<unsigned>(nb));
-        wg3::pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d);
-        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma padded copy");
+        if (up) {
+          wg3::upsample_pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, *up);
+          DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled padded copy");
+        } else {
+          wg3::pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d);
+          DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma padded copy");
+        }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
                             static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
@@ -1099,6 +1107,51 @@ void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
   run_conv(c, x, w, bias, y, g, act, ConvPath::Auto);
 }
 
+std::string conv2d_upsampled_refusal(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& y) {
+  if (!c.hopper_mma()) return "it needs an sm_90 GPU and an sm_90a build";
+  if (x.dtype() != DType::BF16 && x.dtype() != DType::F16) return str_cat("dtype ", dtype_name(x.dtype()));
+  if (w.dim(2) != 3 || w.dim(3) != 3) return str_cat("a ", w.dim(2), "x", w.dim(3), " kernel (it runs 3x3)");
+  if (x.dim(1) % 64 != 0 || w.dim(0) % 64 != 0)
+    return str_cat(x.dim(1), " -> ", w.dim(0), " channels (it needs multiples of 64)");
+  if (x.dim(0) > 65535 || y.dim(2) + 2 > INT_MAX / 2 || x.dim(2) * x.dim(3) >= INT_MAX / 2 ||
+      y.dim(1) * y.dim(2) * y.dim(3) >= INT_MAX || x.dim(1) * (y.dim(2) + 2) * (y.dim(3) + 2) >= INT_MAX)
+    return str_cat("x ", shape_str(x.shape()), " / y ", shape_str(y.shape()), " exceed its index range");
+  return {};
+}
+
+void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
+  const std::string why = conv2d_upsampled_refusal(c, x, w, y);
+  DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda): ", why);
+  DACPP_CHECK(act != Epilogue::Gelu, ErrorCode::Unsupported, "conv2d_upsampled (cuda): GELU epilogue is not supported");
+  if (y.numel() == 0) return;
+  ConvArgs a{};  // the conv's input is the upsampled map: y's size
+  a.n = static_cast<int>(x.dim(0));
+  a.c = static_cast<int>(x.dim(1));
+  a.h = a.oh = static_cast<int>(y.dim(2));
+  a.w = a.ow = static_cast<int>(y.dim(3));
+  a.o = static_cast<int>(w.dim(0));
+  a.kh = a.kw = 3;
+  a.sh = a.sw = a.ph = a.pw = 1;
+  a.k_total = a.c * 9;
+  a.p_total = static_cast<long long>(a.n) * a.oh * a.ow;
+  a.relu = act == Epilogue::Relu ? 1 : 0;
+  conv3x3_wg::Upsample up{};
+  up.sh = static_cast<int>(x.dim(2));
+  up.sw = static_cast<int>(x.dim(3));
+  up.scale_h = a.oh > 1 ? static_cast<float>(up.sh - 1) / static_cast<float>(a.oh - 1) : 0.f;
+  up.scale_w = a.ow > 1 ? static_cast<float>(up.sw - 1) / static_cast<float>(a.ow - 1) : 0.f;
+  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
+  c.make_current();
+  // The tuner's pick for DA2-L's 296² 256 → 128 (the shape this serves) among the unsplit TMA tilings.
+  const bool wide = a.o % 128 == 0;
+  if (x.dtype() == DType::BF16) {
+    if (wide) return launch_wgmma3x3<__nv_bfloat16, 2, 5, true>(c, x, w, bp, y, a, &up);
+    return launch_wgmma3x3<__nv_bfloat16, 1, 4, true>(c, x, w, bp, y, a, &up);
+  }
+  if (wide) return launch_wgmma3x3<__half, 2, 5, true>(c, x, w, bp, y, a, &up);
+  launch_wgmma3x3<__half, 1, 4, true>(c, x, w, bp, y, a, &up);
+}
+
 void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Epilogue act, int warps_m, int tile_rows) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
@@ -1185,6 +1238,8 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
       {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
   out.push_back(
       {str_cat("conv3x3_pad_nhwc<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::pad_nhwc_kernel<T>)});
+  out.push_back({str_cat("conv3x3_upsample_pad_nhwc<", type, ">"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::upsample_pad_nhwc_kernel<T>)});
   out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::tap_weights_kernel<T>)});
 }

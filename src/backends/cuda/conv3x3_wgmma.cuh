@@ -122,6 +122,74 @@ __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, 
   }
 }
 
+// The bilinear (align_corners) source of conv2d_upsampled: the conv's input is x resampled from sh × sw to the
+// conv's H × W (Args::h, w), computed while making the padded copy instead of being stored at H × W first.
+struct Upsample {
+  int sh, sw;              // source rows, columns
+  float scale_h, scale_w;  // (s - 1) / (out - 1), 0 for a one-pixel output
+};
+
+// One axis of a bilinear tap with align_corners, in resize.cu's operations (the same source indices and weights,
+// so the values below equal resize_bilinear's bit for bit before rounding).
+__device__ __forceinline__ void upsample_tap(int in, float scale, int o, int& i0, int& i1, float& w0, float& w1) {
+  const float src = __fmul_rn(scale, static_cast<float>(o));
+  i0 = min(static_cast<int>(floorf(src)), in - 1);
+  const float l1 = fminf(fmaxf(__fsub_rn(src, static_cast<float>(i0)), 0.f), 1.f);
+  i1 = i0 < in - 1 ? i0 + 1 : i0;
+  w0 = __fsub_rn(1.f, l1);
+  w1 = l1;
+}
+
+// pad_nhwc_kernel on the upsampled input: xp[n][r·Wq + x'][c] = up(x)[n][c][row0 + r - 1][x' - 1] with x the
+// source [N][C][sh][sw] (zero outside H × W), each value blended as resize_kernel blends it (each column vertically,
+// then across) and rounded once to T. Same blocks, grid and write-out as pad_nhwc_kernel; a thread's four source
+// loads per channel come from two rows shared by the block.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    upsample_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, Upsample u) {
+  __shared__ T tile[64][66];
+  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
+  const bool row_in = row >= 0 && row < a.h;
+  int y0 = 0, y1 = 0;
+  float wy0 = 0.f, wy1 = 0.f;
+  if (row_in) upsample_tap(u.sh, u.scale_h, row, y0, y1, wy0, wy1);
+  const long long plane_in = static_cast<long long>(u.sh) * u.sw;
+  const T* src = x + (static_cast<long long>(n) * a.c + c0) * plane_in;
+  T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(r) * a.wp) * a.c + c0;
+  const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
+  for (int x0 = 0; x0 < a.wp; x0 += 64) {
+    const int col = x0 + lane - 1;
+    const bool in = row_in && col >= 0 && col < a.w;
+    int x0i = 0, x1i = 0;
+    float wx0 = 0.f, wx1 = 0.f;
+    if (in) upsample_tap(u.sw, u.scale_w, col, x0i, x1i, wx0, wx1);
+    const int o00 = y0 * u.sw + x0i, o10 = y1 * u.sw + x0i, o01 = y0 * u.sw + x1i, o11 = y1 * u.sw + x1i;
+#pragma unroll 4
+    for (int k = 0; k < 16; ++k) {
+      const int cl = group * 16 + k;
+      T v = mma::from_float<T>(0.f);
+      if (in) {
+        const T* s = src + cl * plane_in;
+        const float col0 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o00])), __fmul_rn(wy1, mma::to_float(s[o10])));
+        const float col1 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o01])), __fmul_rn(wy1, mma::to_float(s[o11])));
+        v = mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, col0), __fmul_rn(wx1, col1)));
+      }
+      tile[lane][cl] = v;
+    }
+    __syncthreads();
+    const int pixels = min(64, a.wp - x0);
+    for (int i = threadIdx.x; i < pixels * 8; i += blockDim.x) {
+      const int pl = i / 8, ch = i % 8;
+      alignas(16) T v[8];
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
+      *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
+          *reinterpret_cast<const uint4*>(v);
+    }
+    __syncthreads();
+  }
+}
+
 // w [O, C, 3, 3] -> wt [tap][O][C].
 template <typename T>
 __global__ void tap_weights_kernel(const T* __restrict__ w, T* __restrict__ wt, int o, int c) {

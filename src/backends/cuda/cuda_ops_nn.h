@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_ops.h"
@@ -30,17 +31,32 @@ struct ConvGeometry {
 // Implicit GEMM (no workspace): tensor cores for bf16/f16, exact f32 FMA for f32. Act None or Relu.
 void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
             Epilogue act);
+// y = conv2d(resize_bilinear(x → y's H × W, align_corners), w, bias), 3×3, stride 1, padding 1: x [N, C, h, w],
+// w [O, C, 3, 3], y [N, O, H, W]; the upsampled map is never stored (the Hopper TMA conv's padded copy is made from
+// x directly). conv2d_upsampled_refusal: why these operands cannot run so ("" when they can: an sm_90 GPU with an
+// sm_90a build, bf16 / f16, C and O multiples of 64); conv2d_upsampled throws Unsupported with that reason.
+std::string conv2d_upsampled_refusal(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& y);
+void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
 // x: [N, C, H, W], w: [C, O, K, K] (torch layout), bias: [O] f32 or undefined, y: [N, O, (H-1)s+K, (W-1)s+K].
 void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
 // x: [B, H, N, D] rotated in place (DA3 RoPE 2D, see ops/rope.h); positions: [N, 2] i32 (row, column) on the
 // device, all >= 0 (checked by the dispatcher on the host copy or trusted).
 void rope2d(CudaContext& c, Tensor& x, const Tensor& positions, float base);
 
-// Kernel tables for the load-time probe (kernel_probe.h); nn_kernels() concatenates the four.
+// The DPT output stage fused (ops/upsample_conv_head.h): x [N, C, h, w], w3 [32, C, 3, 3] and w1 [1, 32, 1, 1] of
+// x's dtype, b3 [32] / b1 [1] f32 or undefined, y [N, 1, H, W]. upsample_conv_head_refusal says why the fused
+// kernel cannot run these operands ("" when it can: bf16 / f16, C % 32 == 0, 32 hidden channels);
+// upsample_conv_head throws Unsupported with that reason.
+std::string upsample_conv_head_refusal(const Tensor& x, const Tensor& w3, const Tensor& y);
+void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+                        const Tensor& b1, Tensor& y);
+
+// Kernel tables for the load-time probe (kernel_probe.h); nn_kernels() concatenates them.
 std::vector<KernelInfo> attention_kernels();
 std::vector<KernelInfo> conv2d_kernels();
 std::vector<KernelInfo> conv_transpose2d_kernels();
 std::vector<KernelInfo> rope_kernels();
+std::vector<KernelInfo> upsample_conv_head_kernels();
 std::vector<KernelInfo> nn_kernels();
 
 }  // namespace dacpp::cuda

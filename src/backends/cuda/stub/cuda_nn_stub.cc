@@ -21,5 +21,18 @@ void conv_transpose2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&,
   no_cuda_nn("conv_transpose2d");
 }
 void rope2d(CudaContext&, Tensor&, const Tensor&, float) { no_cuda_nn("rope2d"); }
+std::string conv2d_upsampled_refusal(const CudaContext&, const Tensor&, const Tensor&, const Tensor&) {
+  return "dacpp was built without CUDA";
+}
+void conv2d_upsampled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
+  no_cuda_nn("conv2d_upsampled");
+}
+std::string upsample_conv_head_refusal(const Tensor&, const Tensor&, const Tensor&) {
+  return "dacpp was built without CUDA";
+}
+void upsample_conv_head(CudaContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                        Tensor&) {
+  no_cuda_nn("upsample_conv_head");
+}
 
 }  // namespace dacpp::cuda

@@ -1,0 +1,274 @@
+// upsample_conv_head (cuda_ops_nn.h): the DPT head's output stage in one kernel, with nothing stored at the output
+// resolution:
+//   y[n, 0, oy, ox] = b1 + Σ_m w1[m] · relu(b3[m] + Σ_tap Σ_c w3[m, c, tap] · up[n, c, oy + ky - 1, ox + kx - 1])
+// where up = x resampled bilinearly (align_corners) to the output size and zero outside it (the 3×3 conv's padding),
+// M = 32 hidden channels. Unfused, DA2-L spent ~0.3 ms here under ncu (session 11): the 518² × 128-channel
+// upsampled map written and read back (0.14 ms), the 3×3 conv over it (0.14), the 32-channel map and the 1×1 conv.
+//
+// Block: an output tile of 8 rows × 48 columns of one image, 8 warps (one output row of 48 pixels each: three
+// m16 tiles × four n8 tiles of the 32 hidden channels, mma.m16n8k16 with f32 accumulation). The input channels run
+// in chunks of KC = 64 (or 32 when C % 64 != 0); per chunk, shared memory holds
+//   halo [10 rows × 50 columns][KC]  the tile's upsampled input with its one-pixel border, computed here from x
+//                                    (each value exactly as resize_bilinear computes and rounds it: the same taps,
+//                                    the same f32 operations in the same order), then rounded to T;
+//   taps [9 × 32][KC]                the chunk's weights, tap-major (copied with cp.async from [tap][32][C], made
+//                                    once per weight: CudaContext::derived).
+// Rows of both are KC·2 bytes of 16-byte chunks stored XOR-swizzled (chunk c of row r at c ^ (r / (8 / R) % R),
+// R = KC / 8 chunks per row), so the ldmatrix of eight consecutive rows, whatever row it starts at, touches eight
+// different bank groups: a tap's A tile starts kx pixels into a halo row. A fragments (pixels × channels) and B
+// fragments (channels × hidden) both come from ldmatrix. One barrier after the fill, one before the next chunk's.
+// 100 KB of shared memory per block at KC = 64: two blocks per multiprocessor, one filling while the other
+// multiplies.
+// Epilogue: + b3, ReLU, the 1×1 conv to one channel (each lane's 8 hidden channels, then two shuffles across the
+// quad that holds a row's 32), + b1, rounded once to T. (Unfused, the 32-channel map was rounded to T first.)
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/conv3x3_wgmma.cuh"
+#include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_ops_nn.h"
+#include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/mma_util.cuh"
+
+namespace dacpp::cuda {
+namespace {
+
+namespace head {
+
+constexpr int kHidden = 32, kTileH = 8, kTileW = 48, kHaloH = kTileH + 2, kHaloW = kTileW + 2;
+constexpr int kHalo = kHaloH * kHaloW, kThreads = 256;
+
+struct Args {
+  int c, h, w;             // x: [N, C, h, w]
+  int oh, ow;              // y: [N, 1, oh, ow]
+  float scale_h, scale_w;  // source pixels per output pixel (align_corners: (in - 1) / (out - 1))
+};
+
+// One axis of a halo tap: source indices i0, i1 and weights (1 - l, l), or outside the output (zero padding).
+struct Tap {
+  int i0, i1;
+  float w0, w1;
+  int inside;
+};
+
+// resize.cu's linear_taps with align_corners, in the same operations.
+__device__ __forceinline__ Tap make_tap(int in, float scale, int o, int out) {
+  Tap t{0, 0, 0.f, 0.f, o >= 0 && o < out};
+  if (!t.inside) return t;
+  const float src = __fmul_rn(scale, static_cast<float>(o));
+  const int i0 = min(static_cast<int>(floorf(src)), in - 1);
+  const float l1 = fminf(fmaxf(__fsub_rn(src, static_cast<float>(i0)), 0.f), 1.f);
+  t.i0 = i0;
+  t.i1 = i0 < in - 1 ? i0 + 1 : i0;
+  t.w0 = __fsub_rn(1.f, l1);
+  t.w1 = l1;
+  return t;
+}
+
+// Byte offset of 16-byte chunk `c` of row `r` in rows of KC 16-bit elements (KC / 8 chunks).
+template <int KC>
+__device__ __forceinline__ int swz(int r, int c) {
+  constexpr int kChunks = KC / 8, kRowsPerLine = 8 / kChunks;
+  return r * (KC * 2) + ((c ^ ((r / kRowsPerLine) % kChunks)) << 4);
+}
+
+template <int KC>
+constexpr int smem_bytes() {
+  return (kHalo + 9 * kHidden) * KC * 2;
+}
+
+template <typename T, int KC>
+__global__ void __launch_bounds__(kThreads, 2)
+    upsample_conv_head_kernel(const T* __restrict__ x, const T* __restrict__ wt, const float* __restrict__ b3,
+                              const T* __restrict__ w1, const float* __restrict__ b1, T* __restrict__ y, Args a) {
+  extern __shared__ uint4 head_smem[];
+  unsigned char* halo = reinterpret_cast<unsigned char*>(head_smem);
+  unsigned char* taps = halo + kHalo * KC * 2;
+  __shared__ Tap rows[kHaloH], cols[kHaloW];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * kTileW, n = blockIdx.z;
+  if (tid < kHaloH) rows[tid] = make_tap(a.h, a.scale_h, oy0 - 1 + tid, a.oh);
+  if (tid >= 64 && tid < 64 + kHaloW) cols[tid - 64] = make_tap(a.w, a.scale_w, ox0 - 1 + tid - 64, a.ow);
+
+  // Epilogue constants of this lane's hidden channels m = 8·nt + 2t + e.
+  float bias3[4][2], proj[4][2];
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int m = 8 * nt + 2 * t + e;
+      bias3[nt][e] = b3 ? b3[m] : 0.f;
+      proj[nt][e] = mma::to_float(w1[m]);
+    }
+
+  constexpr int kChunks = KC / 8;
+  const long long plane = static_cast<long long>(a.h) * a.w;
+  float acc[3][4][4] = {};
+  for (int c0 = 0; c0 < a.c; c0 += KC) {
+    __syncthreads();  // the tables are written; the previous chunk's tiles are read
+    for (int i = tid; i < 9 * kHidden * kChunks; i += kThreads) {
+      const int r = i / kChunks, ch = i % kChunks;  // r = tap · 32 + m
+      mma::cp_async16(taps + swz<KC>(r, ch), wt + static_cast<long long>(r) * a.c + c0 + ch * 8);
+    }
+    mma::cp_async_commit();
+    for (int i = tid; i < kHalo * kChunks; i += kThreads) {
+      const int unit = i / kHalo, p = i - unit * kHalo, hr = p / kHaloW, hc = p - hr * kHaloW;
+      const Tap ty = rows[hr], tx = cols[hc];
+      alignas(16) T v[8];
+      if (ty.inside && tx.inside) {
+        const T* src = x + (static_cast<long long>(n) * a.c + c0 + unit * 8) * plane;
+        const int r0 = ty.i0 * a.w, r1 = ty.i1 * a.w;
+        float in[8][4];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const T* s = src + j * plane;
+          in[j][0] = mma::to_float(__ldg(s + r0 + tx.i0));
+          in[j][1] = mma::to_float(__ldg(s + r1 + tx.i0));
+          in[j][2] = mma::to_float(__ldg(s + r0 + tx.i1));
+          in[j][3] = mma::to_float(__ldg(s + r1 + tx.i1));
+        }
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {  // resize_kernel's order: each column blended vertically, then across
+          const float col0 = __fadd_rn(__fmul_rn(ty.w0, in[j][0]), __fmul_rn(ty.w1, in[j][1]));
+          const float col1 = __fadd_rn(__fmul_rn(ty.w0, in[j][2]), __fmul_rn(ty.w1, in[j][3]));
+          v[j] = mma::from_float<T>(__fadd_rn(__fmul_rn(tx.w0, col0), __fmul_rn(tx.w1, col1)));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
+      }
+      *reinterpret_cast<uint4*>(halo + swz<KC>(p, unit)) = *reinterpret_cast<const uint4*>(v);
+    }
+    mma::cp_async_wait<0>();
+    __syncthreads();
+#pragma unroll 1
+    for (int tap = 0; tap < 9; ++tap) {
+      const int ky = tap / 3, kx = tap % 3;
+      const int prow = (warp + ky) * kHaloW + kx + lane % 16;  // this lane's A row (pixel) for m tile 0
+#pragma unroll
+      for (int k16 = 0; k16 < KC / 16; ++k16) {
+        uint32_t bf[4][2];
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {  // matrices (n tile 2·half + q / 2, k half q % 2), q = lane / 8
+          const int q = lane / 8, m = 8 * (2 * half + q / 2) + lane % 8;
+          uint32_t r[4];
+          mma::ldmatrix_x4(r, taps + swz<KC>(tap * kHidden + m, 2 * k16 + q % 2));
+          bf[2 * half][0] = r[0];
+          bf[2 * half][1] = r[1];
+          bf[2 * half + 1][0] = r[2];
+          bf[2 * half + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int mt = 0; mt < 3; ++mt) {
+          uint32_t af[4];  // matrices (rows 0-7 / 8-15) × (k half 0 / 1): pixel lane % 16, k half lane / 16
+          mma::ldmatrix_x4(af, halo + swz<KC>(prow + 16 * mt, 2 * k16 + lane / 16));
+#pragma unroll
+          for (int nt = 0; nt < 4; ++nt) mma::mma16816<T>(acc[mt][nt], af, bf[nt][0], bf[nt][1]);
+        }
+      }
+    }
+  }
+
+  const float bias1 = b1 ? b1[0] : 0.f;
+  const int oy = oy0 + warp;
+#pragma unroll
+  for (int mt = 0; mt < 3; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      float s = 0.f;
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) s += fmaxf(acc[mt][nt][2 * half + e] + bias3[nt][e], 0.f) * proj[nt][e];
+      s += __shfl_xor_sync(0xffffffffu, s, 1);
+      s += __shfl_xor_sync(0xffffffffu, s, 2);
+      const int ox = ox0 + 16 * mt + 8 * half + g;
+      if (t == 0 && oy < a.oh && ox < a.ow)
+        y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + bias1);
+    }
+}
+
+constexpr int kDerivedHeadTaps = 4;  // CudaContext::derived kind: w3 as [tap][32][C]
+
+template <typename T, int KC>
+void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
+            Tensor& y) {
+  const cudaStream_t st = c.stream();
+  const int ch = static_cast<int>(x.dim(1));
+  const long long wn = 9LL * kHidden * ch;
+  const std::shared_ptr<const void> wt = c.derived(
+      w3, kDerivedHeadTaps, sizeof(T) * static_cast<size_t>(wn),
+      [&](void* dst) {
+        conv3x3_wg::tap_weights_kernel<T>
+            <<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w3.raw()), static_cast<T*>(dst), kHidden, ch);
+        DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights");
+      },
+      "upsample_conv_head tap weights");
+  Args a{};
+  a.c = ch;
+  a.h = static_cast<int>(x.dim(2));
+  a.w = static_cast<int>(x.dim(3));
+  a.oh = static_cast<int>(y.dim(2));
+  a.ow = static_cast<int>(y.dim(3));
+  a.scale_h = a.oh > 1 ? static_cast<float>(a.h - 1) / static_cast<float>(a.oh - 1) : 0.f;
+  a.scale_w = a.ow > 1 ? static_cast<float>(a.w - 1) / static_cast<float>(a.ow - 1) : 0.f;
+  constexpr int smem = smem_bytes<KC>();
+  auto* kernel = &upsample_conv_head_kernel<T, KC>;
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                   "upsample_conv_head: shared memory of ", smem, " bytes");
+  const dim3 grid(static_cast<unsigned>((a.ow + kTileW - 1) / kTileW),
+                  static_cast<unsigned>((a.oh + kTileH - 1) / kTileH), static_cast<unsigned>(x.dim(0)));
+  kernel<<<grid, kThreads, smem, st>>>(
+      static_cast<const T*>(x.raw()), static_cast<const T*>(wt.get()),
+      b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr, static_cast<const T*>(w1.raw()),
+      b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, static_cast<T*>(y.raw()), a);
+  DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head");
+}
+
+}  // namespace head
+
+}  // namespace
+
+std::string upsample_conv_head_refusal(const Tensor& x, const Tensor& w3, const Tensor& y) {
+  if (x.dtype() != DType::BF16 && x.dtype() != DType::F16)
+    return str_cat("dtype ", dtype_name(x.dtype()), " (the fused kernel is bf16 / f16)");
+  if (w3.dim(0) != head::kHidden)
+    return str_cat(w3.dim(0), " hidden channels (the fused kernel has ", head::kHidden, ")");
+  if (x.dim(1) % 32 != 0) return str_cat(x.dim(1), " input channels (the fused kernel needs a multiple of 32)");
+  if (x.dim(0) > 65535 || y.dim(2) > 65535 * head::kTileH || x.dim(2) * x.dim(3) >= INT_MAX / 2 ||
+      x.dim(1) * x.dim(2) * x.dim(3) >= (int64_t{1} << 40))
+    return str_cat("x ", shape_str(x.shape()), " / y ", shape_str(y.shape()), " exceed the fused kernel's grid");
+  return {};
+}
+
+void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+                        const Tensor& b1, Tensor& y) {
+  const std::string why = upsample_conv_head_refusal(x, w3, y);
+  DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "upsample_conv_head (cuda): ", why);
+  if (y.numel() == 0) return;
+  c.make_current();
+  const bool wide = x.dim(1) % 64 == 0;
+  if (x.dtype() == DType::BF16) {
+    if (wide) return head::launch<__nv_bfloat16, 64>(c, x, w3, b3, w1, b1, y);
+    return head::launch<__nv_bfloat16, 32>(c, x, w3, b3, w1, b1, y);
+  }
+  if (wide) return head::launch<__half, 64>(c, x, w3, b3, w1, b1, y);
+  head::launch<__half, 32>(c, x, w3, b3, w1, b1, y);
+}
+
+std::vector<KernelInfo> upsample_conv_head_kernels() {
+  return {
+      {"upsample_conv_head<bf16,64>",
+       reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__nv_bfloat16, 64>)},
+      {"upsample_conv_head<bf16,32>",
+       reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__nv_bfloat16, 32>)},
+      {"upsample_conv_head<f16,64>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 64>)},
+      {"upsample_conv_head<f16,32>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 32>)},
+  };
+}
+
+}  // namespace dacpp::cuda

@@ -1,0 +1,62 @@
+#include "ops/upsample_conv_head.h"
+
+#include "backends/cuda/cuda_ops_nn.h"
+#include "ops/conv2d.h"
+#include "ops/op_checks.h"
+#include "ops/resize.h"
+
+namespace dacpp::ops {
+namespace {
+
+void check_operands(Context& ctx, const char* op, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+                    const Tensor& b1, const Tensor& y) {
+  using namespace detail;
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "w3", w3, dt);
+  check_dtype(ctx, op, "w1", w1, dt);
+  check_dtype(ctx, op, "y", y, dt);
+  if (b3.defined()) check_input(ctx, op, "b3", b3);
+  if (b1.defined()) check_input(ctx, op, "b1", b1);
+  check_rank(op, "x", x, 4);
+  check_rank(op, "w3", w3, 4);
+  check_rank(op, "y", y, 4);
+  const int64_t m = w3.dim(0);
+  check_shape(op, "w3", w3, {m, x.dim(1), 3, 3});
+  check_shape(op, "w1", w1, {1, m, 1, 1});
+  if (b3.defined()) check_shape(op, "b3", b3, {m});
+  if (b1.defined()) check_shape(op, "b1", b1, {1});
+  check_shape(op, "y", y, {x.dim(0), 1, y.dim(2), y.dim(3)});
+  DACPP_CHECK(m >= 1 && x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x),
+              " has shape ", shape_str(x.shape()), " and ", label("w3", w3), " ", shape_str(w3.shape()),
+              " (need a non-empty input and at least one hidden channel)");
+  check_no_alias(op, "y", y, "x", x);
+}
+
+}  // namespace
+
+bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& y) {
+  return ctx.device().kind == DeviceKind::Cuda && x.rank() == 4 && w3.rank() == 4 && y.rank() == 4 &&
+         cuda::upsample_conv_head_refusal(x, w3, y).empty();
+}
+
+void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+                        const Tensor& b1, Tensor& y) {
+  constexpr const char* op = "upsample_conv_head";
+  check_operands(ctx, op, x, w3, b3, w1, b1, y);
+  if (y.numel() == 0) return;
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      const int64_t n = x.dim(0), oh = y.dim(2), ow = y.dim(3);
+      Tensor up = Tensor::empty({n, x.dim(1), oh, ow}, x.dtype(), "upsample_conv_head.up");
+      resize_bilinear(ctx, x, up, /*align_corners=*/true);
+      Tensor hidden = Tensor::empty({n, w3.dim(0), oh, ow}, x.dtype(), "upsample_conv_head.hidden");
+      conv2d(ctx, up, w3, b3, hidden, Conv2dParams{1, 1, 1, 1}, Activation::Relu);
+      return conv2d(ctx, hidden, w1, b1, y);
+    }
+    case DeviceKind::Cuda:
+      return cuda::upsample_conv_head(ctx.cuda(), x, w3, b3, w1, b1, y);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+}  // namespace dacpp::ops

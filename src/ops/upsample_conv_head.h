@@ -1,0 +1,24 @@
+// upsample_conv_head: the last stage of a DPT head (DA2 / DA3 depth and sky outputs) as one op:
+//   x:  [N, C, h, w]          w3: [M, C, 3, 3]   b3: [M] f32 or undefined
+//   w1: [1, M, 1, 1]          b1: [1] f32 or undefined
+//   y:  [N, 1, H, W] = conv1x1(relu(conv3x3_pad1(resize_bilinear(x → H × W, align_corners = true), w3, b3)), w1, b1)
+// (the pre-activation logits; the caller applies the head's activation). x, w3, w1 and y share the activation dtype.
+// CUDA runs it as one kernel that never stores the H × W maps (bf16 / f16, C % 32 == 0, M = 32:
+// upsample_conv_head_fused says whether these operands qualify); the CPU composes resize_bilinear and two conv2d
+// (the reference the CUDA kernel is tested against).
+// Errors: InvalidArgument on shape / dtype mismatch naming the tensors; Unsupported on CUDA for operands the fused
+// kernel does not take (with the reason); Backend off-device.
+#pragma once
+
+#include "core/tensor.h"
+#include "ops/context.h"
+
+namespace dacpp::ops {
+
+void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+                        const Tensor& b1, Tensor& y);
+
+// True when ctx runs upsample_conv_head on these operands as one fused kernel (CUDA, the shapes above).
+bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& y);
+
+}  // namespace dacpp::ops

@@ -1,0 +1,193 @@
+// ops::upsample_conv_head on CUDA (one fused kernel: bilinear upsample + 3×3 conv + ReLU + 1×1 conv) against the CPU
+// op on the same dtype-rounded inputs, and against the unfused CUDA ops (resize, conv2d, conv2d), on the DPT heads'
+// channel counts (32 / 64 / 128: both chunk widths, several chunks), partial tiles, batch 2, a one-pixel source, an
+// identity resize and DA2's full 296² → 518²; its refusals are Unsupported errors that say why. Then
+// ops::conv2d_upsampled likewise.
+#include <gtest/gtest.h>
+
+#include "gpu/nn_cuda_test_util.h"
+#include "ops/conv2d.h"
+#include "ops/resize.h"
+#include "ops/upsample_conv_head.h"
+
+namespace dacpp {
+namespace {
+
+struct HeadCase {
+  int64_t n, c, h, w, oh, ow;
+  bool bias;
+  DType dt;
+};
+
+class UpsampleConvHeadCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<HeadCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(UpsampleConvHeadCudaTest, MatchesCpuAndTheUnfusedOps) {
+  if (IsSkipped()) return;
+  const HeadCase& k = GetParam();
+  Tensor x = test::random_tensor({k.n, k.c, k.h, k.w}, 1, 1.f, "x");
+  Tensor w3 = test::random_tensor({32, k.c, 3, 3}, 2, 0.3f, "w3");
+  Tensor w1 = test::random_tensor({1, 32, 1, 1}, 3, 0.5f, "w1");
+  Tensor b3 = k.bias ? test::random_tensor({32}, 4, 0.5f, "b3") : Tensor();
+  Tensor b1 = k.bias ? test::random_tensor({1}, 5, 0.5f, "b1") : Tensor();
+  Tensor xd = to_device(x, k.dt), w3d = to_device(w3, k.dt), w1d = to_device(w1, k.dt);
+  Tensor b3d = k.bias ? to_device(b3, DType::F32) : Tensor(), b1d = k.bias ? to_device(b1, DType::F32) : Tensor();
+  Tensor y = nan_output({k.n, 1, k.oh, k.ow}, k.dt);
+  ASSERT_TRUE(ops::upsample_conv_head_fused(ctx(), xd, w3d, y));
+  ops::upsample_conv_head(ctx(), xd, w3d, b3d, w1d, b1d, y);
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({k.n, 1, k.oh, k.ow});
+  ops::upsample_conv_head(cpu, x, w3, b3, w1, b1, want);
+  expect_close(y, want, k.dt, "upsample_conv_head vs the CPU");
+
+  // The unfused CUDA ops on the same device tensors: the upsampled map is rounded identically in both, so only the
+  // hidden map's rounding (the unfused path stores it in the dtype) separates them.
+  Tensor up = nan_output({k.n, k.c, k.oh, k.ow}, k.dt, "up");
+  ops::resize_bilinear(ctx(), xd, up, /*align_corners=*/true);
+  Tensor hidden = nan_output({k.n, 32, k.oh, k.ow}, k.dt, "hidden");
+  ops::conv2d(ctx(), up, w3d, b3d, hidden, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
+  Tensor y2 = nan_output({k.n, 1, k.oh, k.ow}, k.dt, "y2");
+  ops::conv2d(ctx(), hidden, w1d, b1d, y2);
+  const test::Diff d = test::diff(to_host(y), to_host(y2));
+  const test::Diff ref = test::diff(to_host(y2), want);
+  EXPECT_LE(d.rel_l2, 5e-3) << "fused vs unfused CUDA (the unfused path is " << ref.rel_l2 << " from the CPU)";
+}
+
+std::string head_name(const ::testing::TestParamInfo<HeadCase>& i) {
+  const HeadCase& k = i.param;
+  return test::case_name(
+      i.index, test::shape_tag({k.n, k.c, k.h, k.w, k.oh, k.ow}) + (k.bias ? "_b" : "") + "_" + nntest::tag(k.dt));
+}
+
+std::vector<HeadCase> head_cases() {
+  return {
+      {1, 128, 37, 37, 259, 259, true, DType::BF16},    // two 64-channel chunks, ×7, partial tiles both ways
+      {2, 64, 20, 27, 70, 101, true, DType::BF16},      // batch 2, one chunk, odd sizes
+      {1, 32, 15, 12, 43, 50, true, DType::F16},        // 32-channel chunks (DA2-S)
+      {1, 96, 9, 9, 9, 9, false, DType::BF16},          // three 32-channel chunks, identity resize, no biases
+      {1, 64, 1, 1, 5, 7, true, DType::F16},            // a one-pixel source
+      {1, 128, 2, 3, 8, 48, true, DType::F16},          // one tile wide exactly
+      {1, 128, 296, 296, 518, 518, true, DType::BF16},  // DA2's output stage at 518²
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, UpsampleConvHeadCudaTest, ::testing::ValuesIn(head_cases()), head_name);
+
+class UpsampleConvHeadRefusalTest : public nntest::CudaOpTest, public ::testing::Test {
+ protected:
+  void SetUp() override { open_context(); }
+  void expect_unsupported(DType dt, int64_t c, int64_t hidden, const char* what) {
+    Tensor x = test::random_tensor({1, c, 4, 4}, 1, 1.f, "x");
+    Tensor w3 = test::random_tensor({hidden, c, 3, 3}, 2, 1.f, "w3");
+    Tensor w1 = test::random_tensor({1, hidden, 1, 1}, 3, 1.f, "w1");
+    Tensor xd = to_device(x, dt), w3d = to_device(w3, dt), w1d = to_device(w1, dt);
+    Tensor y = nan_output({1, 1, 8, 8}, dt);
+    EXPECT_FALSE(ops::upsample_conv_head_fused(ctx(), xd, w3d, y)) << what;
+    try {
+      ops::upsample_conv_head(ctx(), xd, w3d, Tensor(), w1d, Tensor(), y);
+      ADD_FAILURE() << "the fused kernel accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("upsample_conv_head"), std::string::npos) << e.what();
+    }
+  }
+};
+
+TEST_F(UpsampleConvHeadRefusalTest, OperandsTheKernelLacksAreUnsupported) {
+  if (IsSkipped()) return;
+  expect_unsupported(DType::F32, 64, 32, "f32");
+  expect_unsupported(DType::BF16, 48, 32, "48 input channels");
+  expect_unsupported(DType::BF16, 64, 16, "16 hidden channels");
+}
+
+// ops::conv2d_upsampled (the Hopper TMA conv whose padded input copy is made by upsampling x on the fly) against
+// the CPU (resize, then conv) and the unfused CUDA ops, where this GPU and build run it fused.
+struct UpConvCase {
+  int64_t n, c, h, w, oh, ow, o;
+  bool bias, relu;
+  DType dt;
+};
+
+class Conv2dUpsampledCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<UpConvCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(Conv2dUpsampledCudaTest, MatchesCpuAndTheUnfusedOps) {
+  if (IsSkipped()) return;
+  const UpConvCase& k = GetParam();
+  Tensor x = test::random_tensor({k.n, k.c, k.h, k.w}, 1, 1.f, "x");
+  Tensor w = test::random_tensor({k.o, k.c, 3, 3}, 2, 0.3f, "w");
+  Tensor b = k.bias ? test::random_tensor({k.o}, 3, 0.5f, "bias") : Tensor();
+  Tensor xd = to_device(x, k.dt), wd = to_device(w, k.dt);
+  Tensor bd = k.bias ? to_device(b, DType::F32) : Tensor();
+  Tensor y = nan_output({k.n, k.o, k.oh, k.ow}, k.dt);
+  const ops::Activation act = k.relu ? ops::Activation::Relu : ops::Activation::None;
+  if (!ops::conv2d_upsampled_fused(ctx(), xd, wd, y)) {
+    try {
+      ops::conv2d_upsampled(ctx(), xd, wd, bd, y, act);
+      ADD_FAILURE() << "conv2d_upsampled ran where conv2d_upsampled_fused says it cannot";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
+    }
+    GTEST_SKIP() << "no sm_90 GPU with an sm_90a build: the fused upsampled conv does not run here";
+  }
+  ops::conv2d_upsampled(ctx(), xd, wd, bd, y, act);
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor({k.n, k.o, k.oh, k.ow});
+  ops::conv2d_upsampled(cpu, x, w, b, want, act);
+  expect_close(y, want, k.dt, "conv2d_upsampled vs the CPU");
+
+  Tensor up = nan_output({k.n, k.c, k.oh, k.ow}, k.dt, "up");
+  ops::resize_bilinear(ctx(), xd, up, /*align_corners=*/true);
+  Tensor y2 = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "y2");
+  ops::conv2d(ctx(), up, wd, bd, y2, ops::Conv2dParams{1, 1, 1, 1}, act);
+  const test::Diff d = test::diff(to_host(y), to_host(y2));
+  EXPECT_LE(d.rel_l2, 5e-3) << "fused vs resize + conv2d on CUDA";
+}
+
+std::string upconv_name(const ::testing::TestParamInfo<UpConvCase>& i) {
+  const UpConvCase& k = i.param;
+  return test::case_name(i.index, test::shape_tag({k.n, k.c, k.h, k.w, k.oh, k.ow, k.o}) + (k.bias ? "_b" : "") +
+                                      (k.relu ? "_relu" : "") + "_" + nntest::tag(k.dt));
+}
+
+std::vector<UpConvCase> upconv_cases() {
+  return {
+      {1, 256, 148, 148, 296, 296, 128, true, false, DType::BF16},  // DA2-L's out1 after refinenet1
+      {2, 64, 19, 23, 40, 50, 64, true, true, DType::F16},          // batch 2, odd ×2.1 upsample, 64 channels
+      {1, 128, 37, 37, 74, 74, 128, false, true, DType::BF16},      // no bias, ReLU
+      {1, 64, 5, 7, 5, 7, 64, true, false, DType::BF16},            // identity resize
+      {1, 256, 260, 260, 520, 520, 64, true, false, DType::BF16},   // padded copy over 128 MiB: row bands
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dUpsampledCudaTest, ::testing::ValuesIn(upconv_cases()), upconv_name);
+
+TEST_F(UpsampleConvHeadRefusalTest, UpsampledConvOperandsItLacksAreUnsupported) {
+  if (IsSkipped()) return;
+  const auto expect = [&](DType dt, int64_t c, int64_t o, const char* what) {
+    Tensor x = test::random_tensor({1, c, 4, 4}, 1, 1.f, "x");
+    Tensor w = test::random_tensor({o, c, 3, 3}, 2, 1.f, "w");
+    Tensor xd = to_device(x, dt), wd = to_device(w, dt);
+    Tensor y = nan_output({1, o, 8, 8}, dt);
+    EXPECT_FALSE(ops::conv2d_upsampled_fused(ctx(), xd, wd, y)) << what;
+    try {
+      ops::conv2d_upsampled(ctx(), xd, wd, Tensor(), y);
+      ADD_FAILURE() << "conv2d_upsampled accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("conv2d_upsampled"), std::string::npos) << e.what();
+    }
+  };
+  expect(DType::F32, 64, 64, "f32");
+  expect(DType::BF16, 32, 64, "32 input channels");
+  expect(DType::BF16, 64, 96, "96 output channels");
+}
+
+}  // namespace
+}  // namespace dacpp

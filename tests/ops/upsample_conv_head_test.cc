@@ -1,0 +1,149 @@
+// ops::upsample_conv_head and ops::conv2d_upsampled on the CPU against loops written out here: bilinear upsampling
+// with align_corners, a zero-padded 3×3 conv, ReLU, a 1×1 conv to one channel (double precision), and refusals.
+#include "ops/upsample_conv_head.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/conv2d.h"
+#include "ops/op_test_util.h"
+
+namespace dacpp {
+namespace {
+
+// The op's definition, one output at a time.
+Tensor naive(const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1, int64_t oh,
+             int64_t ow) {
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), m = w3.dim(0);
+  const float* xp = x.data<float>();
+  std::vector<double> up(static_cast<size_t>(n * c * oh * ow));
+  const auto taps = [](int64_t in, int64_t out, int64_t o, int64_t& i0, int64_t& i1, double& l) {
+    const double src = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) * o : 0.0;
+    i0 = std::min<int64_t>(static_cast<int64_t>(std::floor(src)), in - 1);
+    i1 = std::min<int64_t>(i0 + 1, in - 1);
+    l = src - static_cast<double>(i0);
+  };
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t y0, y1, x0, x1;
+        double ly, lx;
+        taps(h, oh, oy, y0, y1, ly);
+        taps(w, ow, ox, x0, x1, lx);
+        const float* s = xp + p * h * w;
+        const double top = (1 - lx) * s[y0 * w + x0] + lx * s[y0 * w + x1];
+        const double bottom = (1 - lx) * s[y1 * w + x0] + lx * s[y1 * w + x1];
+        up[static_cast<size_t>((p * oh + oy) * ow + ox)] = (1 - ly) * top + ly * bottom;
+      }
+  Tensor y = Tensor::empty({n, 1, oh, ow}, DType::F32, "naive");
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        double out = b1.defined() ? b1.data<float>()[0] : 0.0;
+        for (int64_t j = 0; j < m; ++j) {
+          double hid = b3.defined() ? b3.data<float>()[j] : 0.0;
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t ky = 0; ky < 3; ++ky)
+              for (int64_t kx = 0; kx < 3; ++kx) {
+                const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                if (iy < 0 || iy >= oh || ix < 0 || ix >= ow) continue;
+                hid += static_cast<double>(w3.data<float>()[((j * c + ci) * 3 + ky) * 3 + kx]) *
+                       up[static_cast<size_t>(((b * c + ci) * oh + iy) * ow + ix)];
+              }
+          out += static_cast<double>(w1.data<float>()[j]) * std::max(hid, 0.0);
+        }
+        y.data<float>()[(b * oh + oy) * ow + ox] = static_cast<float>(out);
+      }
+  return y;
+}
+
+TEST(UpsampleConvHead, MatchesTheWrittenOutDefinition) {
+  ops::Context ctx;
+  struct Case {
+    int64_t n, c, h, w, m, oh, ow;
+    bool bias;
+  };
+  for (const Case& k : {Case{2, 4, 3, 4, 3, 5, 7, true}, Case{1, 3, 1, 1, 2, 4, 3, false},
+                        Case{1, 2, 6, 5, 4, 6, 5, true}, Case{1, 5, 7, 9, 6, 19, 26, true}}) {
+    Tensor x = test::random_tensor({k.n, k.c, k.h, k.w}, 1, 1.f, "x");
+    Tensor w3 = test::random_tensor({k.m, k.c, 3, 3}, 2, 0.4f, "w3");
+    Tensor w1 = test::random_tensor({1, k.m, 1, 1}, 3, 0.5f, "w1");
+    Tensor b3 = k.bias ? test::random_tensor({k.m}, 4, 0.3f, "b3") : Tensor();
+    Tensor b1 = k.bias ? test::random_tensor({1}, 5, 0.3f, "b1") : Tensor();
+    Tensor y = test::output_tensor({k.n, 1, k.oh, k.ow});
+    ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
+    const test::Diff d = test::diff(y, naive(x, w3, b3, w1, b1, k.oh, k.ow));
+    EXPECT_LE(d.rel_l2, 1e-5) << k.c << " channels, " << k.h << "x" << k.w << " -> " << k.oh << "x" << k.ow;
+    EXPECT_FALSE(ops::upsample_conv_head_fused(ctx, x, w3, y)) << "the CPU has no fused kernel";
+  }
+}
+
+// conv2d_upsampled on the CPU (ReLU epilogue): output channel j is naive() with w[j] as its only hidden channel,
+// b[j] as its bias and a 1×1 weight of 1: relu(b[j] + conv3x3(up(x), w[j])).
+TEST(Conv2dUpsampled, MatchesTheWrittenOutDefinition) {
+  ops::Context ctx;
+  const int64_t n = 2, c = 3, h = 4, w = 5, oh = 9, ow = 11, o = 4;
+  Tensor x = test::random_tensor({n, c, h, w}, 1, 1.f, "x");
+  Tensor wt = test::random_tensor({o, c, 3, 3}, 2, 0.4f, "w");
+  Tensor b = test::random_tensor({o}, 3, 0.3f, "bias");
+  Tensor y = test::output_tensor({n, o, oh, ow});
+  ops::conv2d_upsampled(ctx, x, wt, b, y, ops::Activation::Relu);
+  for (int64_t j = 0; j < o; ++j) {
+    Tensor w3 = Tensor::empty({1, c, 3, 3}, DType::F32, "w3");
+    std::copy(wt.data<float>() + j * c * 9, wt.data<float>() + (j + 1) * c * 9, w3.data<float>());
+    Tensor b3 = Tensor::from_vector({1}, {b.data<float>()[j]}, "b3");
+    Tensor w1 = Tensor::from_vector({1, 1, 1, 1}, {1.f}, "w1");
+    const Tensor want = naive(x, w3, b3, w1, Tensor(), oh, ow);
+    Tensor got = Tensor::empty({n, 1, oh, ow}, DType::F32, "got");
+    for (int64_t i = 0; i < n; ++i)
+      std::copy(y.data<float>() + (i * o + j) * oh * ow, y.data<float>() + (i * o + j + 1) * oh * ow,
+                got.data<float>() + i * oh * ow);
+    EXPECT_LE(test::diff(got, want).rel_l2, 1e-5) << "output channel " << j;
+  }
+  EXPECT_FALSE(ops::conv2d_upsampled_fused(ctx, x, wt, y)) << "the CPU has no fused kernel";
+  Tensor w1x1 = test::random_tensor({o, c, 1, 1}, 2, 1.f, "w");
+  try {
+    ops::conv2d_upsampled(ctx, x, w1x1, b, y);
+    ADD_FAILURE() << "conv2d_upsampled accepted a 1x1 kernel";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+  }
+}
+
+TEST(UpsampleConvHead, MismatchedOperandsAreInvalidArguments) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 4, 3, 3}, 1, 1.f, "x");
+  Tensor w3 = test::random_tensor({2, 4, 3, 3}, 2, 1.f, "w3");
+  Tensor w1 = test::random_tensor({1, 2, 1, 1}, 3, 1.f, "w1");
+  Tensor y = test::output_tensor({1, 1, 6, 6});
+  const auto expect_invalid = [&](const Tensor& xx, const Tensor& ww3, const Tensor& ww1, const Tensor& b3, Tensor& yy,
+                                  const char* what) {
+    try {
+      ops::upsample_conv_head(ctx, xx, ww3, b3, ww1, Tensor(), yy);
+      ADD_FAILURE() << "accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << what << ": " << e.what();
+    }
+  };
+  Tensor w3_c = test::random_tensor({2, 5, 3, 3}, 2, 1.f, "w3");
+  expect_invalid(x, w3_c, w1, Tensor(), y, "w3 with other input channels");
+  Tensor w3_k = test::random_tensor({2, 4, 1, 1}, 2, 1.f, "w3");
+  expect_invalid(x, w3_k, w1, Tensor(), y, "a 1x1 w3");
+  Tensor w1_m = test::random_tensor({1, 3, 1, 1}, 3, 1.f, "w1");
+  expect_invalid(x, w3, w1_m, Tensor(), y, "w1 with other hidden channels");
+  Tensor w1_two = test::random_tensor({2, 2, 1, 1}, 3, 1.f, "w1");
+  expect_invalid(x, w3, w1_two, Tensor(), y, "two output channels");
+  Tensor b3_bad = test::random_tensor({3}, 4, 1.f, "b3");
+  expect_invalid(x, w3, w1, b3_bad, y, "b3 of 3 for 2 hidden channels");
+  Tensor y_c = test::output_tensor({1, 2, 6, 6});
+  expect_invalid(x, w3, w1, Tensor(), y_c, "y with two channels");
+  Tensor y_n = test::output_tensor({2, 1, 6, 6});
+  expect_invalid(x, w3, w1, Tensor(), y_n, "y with another batch");
+}
+
+}  // namespace
+}  // namespace dacpp
