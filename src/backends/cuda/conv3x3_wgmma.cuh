@@ -86,6 +86,21 @@ __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Ar
     }
 }
 
+// The write-out of both padded-copy kernels: pixels x0 .. x0 + 63 (within the pitch) of the staged tile
+// [pixel][64 channels], 16-byte runs of 8 channels, to a padded row whose pixels are C channels apart.
+template <typename T>
+__device__ __forceinline__ void store_padded_run(const T (&tile)[64][66], T* __restrict__ out, int x0, const Args& a) {
+  const int pixels = min(64, a.wp - x0);
+  for (int i = threadIdx.x; i < pixels * 8; i += blockDim.x) {
+    const int pl = i / 8, ch = i % 8;
+    alignas(16) T v[8];
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
+    *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
+        *reinterpret_cast<const uint4*>(v);
+  }
+}
+
 // xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (zero outside the image and past the band's rows): NCHW to
 // the TMA kernel's channels-innermost padded copy. A block transposes one padded row r of 64 channels, 64 pixels at
 // a time, through shared memory: each of its four 64-thread groups reads 16 channels along 64 consecutive columns
@@ -109,15 +124,7 @@ __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, 
       tile[lane][cl] = in ? src[cl * plane_in + col] : mma::from_float<T>(0.f);
     }
     __syncthreads();
-    const int pixels = min(64, a.wp - x0);
-    for (int i = threadIdx.x; i < pixels * 8; i += blockDim.x) {
-      const int pl = i / 8, ch = i % 8;
-      alignas(16) T v[8];
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
-      *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
-          *reinterpret_cast<const uint4*>(v);
-    }
+    store_padded_run(tile, out, x0, a);
     __syncthreads();
   }
 }
@@ -177,15 +184,7 @@ __global__ void __launch_bounds__(256)
       tile[lane][cl] = v;
     }
     __syncthreads();
-    const int pixels = min(64, a.wp - x0);
-    for (int i = threadIdx.x; i < pixels * 8; i += blockDim.x) {
-      const int pl = i / 8, ch = i % 8;
-      alignas(16) T v[8];
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
-      *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
-          *reinterpret_cast<const uint4*>(v);
-    }
+    store_padded_run(tile, out, x0, a);
     __syncthreads();
   }
 }
@@ -235,8 +234,9 @@ __global__ void __launch_bounds__(WG * 128)
     conv3x3_wgmma_kernel(const T* __restrict__ xs, const T* __restrict__ wt, const float* __restrict__ bias,
                          T* __restrict__ y, Args a) {
 #if DACPP_HAS_WGMMA
-  static_assert(STAGES >= 3, "the ring holds the step being read, the one still read by the wgmma in flight, and "
-                             "at least one being loaded");
+  static_assert(STAGES >= 3,
+                "the ring holds the step being read, the one still read by the wgmma in flight, and "
+                "at least one being loaded");
   constexpr int kThreads = WG * 128, kRowsA = 64 * WG, kAhead = STAGES - 2;
   constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = kTileK * kTileN * 2, kStage = kBytesA + kBytesB;
   extern __shared__ unsigned char smem_raw[];

@@ -55,17 +55,10 @@ struct Tap {
   int inside;
 };
 
-// resize.cu's linear_taps with align_corners, in the same operations.
+// A halo tap (conv3x3_wg::upsample_tap: resize.cu's linear_taps with align_corners, in the same operations).
 __device__ __forceinline__ Tap make_tap(int in, float scale, int o, int out) {
   Tap t{0, 0, 0.f, 0.f, o >= 0 && o < out};
-  if (!t.inside) return t;
-  const float src = __fmul_rn(scale, static_cast<float>(o));
-  const int i0 = min(static_cast<int>(floorf(src)), in - 1);
-  const float l1 = fminf(fmaxf(__fsub_rn(src, static_cast<float>(i0)), 0.f), 1.f);
-  t.i0 = i0;
-  t.i1 = i0 < in - 1 ? i0 + 1 : i0;
-  t.w0 = __fsub_rn(1.f, l1);
-  t.w1 = l1;
+  if (t.inside) conv3x3_wg::upsample_tap(in, scale, o, t.i0, t.i1, t.w0, t.w1);
   return t;
 }
 
