@@ -105,13 +105,16 @@ __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a,
 }
 
 // add_scaled_layer_norm_kernel for rows of cols = 32·4·NP (f32 stream, 4 elements per 16-byte load): each lane
-// keeps its NP packs in registers, so the variance and output passes do not read the row back. The same sums in
-// the same order as layer_norm_row: the results are identical.
-template <int NP, typename TA, typename TY>
+// keeps its packs in registers, so the variance and output passes do not read the row back. WPR warps share a row
+// (NP / WPR packs per lane; their partial sums meet in shared memory, added in warp order): DA2-L's 1370 rows of
+// 1024 gave one warp per row only ~10 warps per multiprocessor, and Nsight Compute found the one-warp kernel idle
+// on 88 % of its cycles (15.9 % achieved occupancy). With WPR = 1 the sums are layer_norm_row's, in its order.
+template <int NP, int WPR, typename TA, typename TY>
 __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                                   const float* __restrict__ gamma, const float* __restrict__ beta,
                                                   TY* __restrict__ y, int64_t rows, float eps) {
-  constexpr int V = 4, kCols = 32 * V * NP;
+  static_assert(NP % WPR == 0 && kWarpsPerBlock % WPR == 0, "a row's packs split evenly over its warps");
+  constexpr int V = 4, kCols = 32 * V * NP, kPer = NP / WPR;
   struct alignas(16) Pack {
     float v[V];
   };
@@ -121,17 +124,34 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
   struct alignas(sizeof(TY) * V) PackY {
     TY v[V];
   };
-  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
-  if (row >= rows) return;
-  const int lane = threadIdx.x & 31;
-  Pack* xr = reinterpret_cast<Pack*>(x + row * kCols);
-  const PackA* ar = reinterpret_cast<const PackA*>(a + row * kCols);
-  PackY* yr = reinterpret_cast<PackY*>(y + row * kCols);
-  Pack v[NP];
+  __shared__ float partial[2][kWarpsPerBlock];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % WPR;
+  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock / WPR} + warp / WPR;
+  const bool live = row < rows;
+  if (WPR == 1 && !live) return;  // no barrier below when a warp has the row to itself
+  // The sum over the row's warps of each one's v (warp order), or v itself with one warp per row.
+  const auto row_sum = [&](float v, float* slots) {
+    if constexpr (WPR == 1) {
+      return v;
+    } else {
+      if (lane == 0) slots[warp] = v;
+      __syncthreads();
+      float t = 0.f;
+#pragma unroll
+      for (int w = 0; w < WPR; ++w) t += slots[warp - part + w];
+      return t;
+    }
+  };
+  const int64_t base = live ? row * kCols : 0;
+  Pack* xr = reinterpret_cast<Pack*>(x + base);
+  const PackA* ar = reinterpret_cast<const PackA*>(a + base);
+  PackY* yr = reinterpret_cast<PackY*>(y + base);
+  Pack v[kPer];
   float s = 0.f;
 #pragma unroll
-  for (int i = 0; i < NP; ++i) {
-    const int p = lane + 32 * i;
+  for (int i = 0; i < kPer; ++i) {
+    const int p = lane + 32 * (part + WPR * i);
+    if (!live) break;
     v[i] = xr[p];
     const PackA av = ar[p];
 #pragma unroll
@@ -143,19 +163,21 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
 #pragma unroll
     for (int j = 0; j < V; ++j) s += v[i].v[j];
   }
-  const float mean = warp_sum(s) / static_cast<float>(kCols);
+  const float mean = row_sum(warp_sum(s), partial[0]) / static_cast<float>(kCols);
   float q = 0.f;
+  if (live)
 #pragma unroll
-  for (int i = 0; i < NP; ++i)
+    for (int i = 0; i < kPer; ++i)
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float d = v[i].v[j] - mean;
-      q += d * d;
-    }
-  const float rstd = 1.f / sqrtf(warp_sum(q) / static_cast<float>(kCols) + eps);
+      for (int j = 0; j < V; ++j) {
+        const float d = v[i].v[j] - mean;
+        q += d * d;
+      }
+  const float rstd = 1.f / sqrtf(row_sum(warp_sum(q), partial[1]) / static_cast<float>(kCols) + eps);
+  if (!live) return;
 #pragma unroll
-  for (int i = 0; i < NP; ++i) {
-    const int p = lane + 32 * i;
+  for (int i = 0; i < kPer; ++i) {
+    const int p = lane + 32 * (part + WPR * i);
     PackY o;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
@@ -164,6 +186,13 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
     }
     yr[p] = o;
   }
+}
+
+// Warps per row of the register-resident kernel for NP packs: 4 where they divide (1024 and 1536 columns), 2 for
+// 768, 1 for 384.
+template <int NP>
+constexpr int warps_per_row() {
+  return NP % 4 == 0 ? 4 : NP % 2 == 0 ? 2 : 1;
 }
 
 // The register-resident row widths, in packs of 128 elements: the ViT widths 384, 768, 1024, 1536 (S, B, L, G).
@@ -176,8 +205,8 @@ bool any_reg_packs(F&& f, std::integer_sequence<int, NP...>) {
 }
 
 template <typename TA, typename TY>
-void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
-                  const Tensor& beta, float eps, Tensor& y) {
+void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma, const Tensor& beta,
+                  float eps, Tensor& y) {
   const int64_t cols = x.dim(-1);
   const int64_t rows = x.numel() / cols;
   const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
@@ -190,13 +219,17 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
-  const bool vec = cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) &&
-                   aligned_to(yp, 4 * sizeof(TY));
+  const bool vec =
+      cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY));
   const auto regs = [&](auto np) {
     constexpr int kNP = decltype(np)::value;
     if (!vec || cols != 128 * kNP) return false;
-    add_scaled_layer_norm_regs_kernel<kNP, TA, TY>
-        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, ap, lp, gp, bp, yp, rows, eps);
+    constexpr int kWpr = warps_per_row<kNP>(), kRowsPerBlock = kWarpsPerBlock / kWpr;
+    const int64_t reg_blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
+                " rows exceed the CUDA grid");
+    add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY>
+        <<<static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, ap, lp, gp, bp, yp, rows, eps);
     DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_regs");
     return true;
   };
@@ -224,12 +257,12 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
-    layer_norm_kernel<T, kN, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
-        xp, gp, bp, yp, rows, cols, eps);
+    layer_norm_kernel<T, kN, TY>
+        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, gp, bp, yp, rows, cols, eps);
     DACPP_CUDA_LAUNCH_CHECK("layer_norm_vec");
   } else {
-    layer_norm_kernel<T, 1, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
-        xp, gp, bp, yp, rows, cols, eps);
+    layer_norm_kernel<T, 1, TY>
+        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, gp, bp, yp, rows, cols, eps);
     DACPP_CUDA_LAUNCH_CHECK("layer_norm");
   }
 }
@@ -239,7 +272,8 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   if (x.numel() == 0) return;
   c.make_current();
-  if (x.dtype() == DType::F32 && y.dtype() == DType::BF16) return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y);
+  if (x.dtype() == DType::F32 && y.dtype() == DType::BF16)
+    return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y);
   if (x.dtype() == DType::F32 && y.dtype() == DType::F16) return launch<float, __half>(c, x, gamma, beta, eps, y);
   DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm (cuda): ", dtype_name(x.dtype()), " -> ",
               dtype_name(y.dtype()));
@@ -253,9 +287,8 @@ void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Ten
               dtype_name(x.dtype()), " stream (f32 only)");
   c.make_current();
   dispatch_float(a.dtype(), "add_scaled_layer_norm", [&](auto atag) {
-    dispatch_float(y.dtype(), "add_scaled_layer_norm", [&](auto ytag) {
-      launch_fused<decltype(atag), decltype(ytag)>(c, x, a, ls, gamma, beta, eps, y);
-    });
+    dispatch_float(y.dtype(), "add_scaled_layer_norm",
+                   [&](auto ytag) { launch_fused<decltype(atag), decltype(ytag)>(c, x, a, ls, gamma, beta, eps, y); });
   });
 }
 
@@ -264,8 +297,9 @@ void add_regs_kernels(std::vector<KernelInfo>& out, const char* type) {
   any_reg_packs(
       [&](auto np) {
         constexpr int kNP = decltype(np)::value;
-        out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ">"),
-                       reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, TA, TY>)});
+        out.push_back(
+            {str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ">"),
+             reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, warps_per_row<kNP>(), TA, TY>)});
         return false;  // every width
       },
       RegPacks{});
