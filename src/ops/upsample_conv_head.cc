@@ -3,7 +3,6 @@
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/conv2d.h"
 #include "ops/op_checks.h"
-#include "ops/resize.h"
 
 namespace dacpp::ops {
 namespace {
@@ -46,11 +45,8 @@ void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const T
   if (y.numel() == 0) return;
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
-      const int64_t n = x.dim(0), oh = y.dim(2), ow = y.dim(3);
-      Tensor up = Tensor::empty({n, x.dim(1), oh, ow}, x.dtype(), "upsample_conv_head.up");
-      resize_bilinear(ctx, x, up, /*align_corners=*/true);
-      Tensor hidden = Tensor::empty({n, w3.dim(0), oh, ow}, x.dtype(), "upsample_conv_head.hidden");
-      conv2d(ctx, up, w3, b3, hidden, Conv2dParams{1, 1, 1, 1}, Activation::Relu);
+      Tensor hidden = Tensor::empty({x.dim(0), w3.dim(0), y.dim(2), y.dim(3)}, x.dtype(), "upsample_conv_head.hidden");
+      conv2d_upsampled(ctx, x, w3, b3, hidden, Activation::Relu);
       return conv2d(ctx, hidden, w1, b1, y);
     }
     case DeviceKind::Cuda:

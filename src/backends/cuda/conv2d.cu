@@ -1122,24 +1122,16 @@ std::string conv2d_upsampled_refusal(const CudaContext& c, const Tensor& x, cons
 void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
   const std::string why = conv2d_upsampled_refusal(c, x, w, y);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda): ", why);
-  DACPP_CHECK(act != Epilogue::Gelu, ErrorCode::Unsupported, "conv2d_upsampled (cuda): GELU epilogue is not supported");
   if (y.numel() == 0) return;
-  ConvArgs a{};  // the conv's input is the upsampled map: y's size
-  a.n = static_cast<int>(x.dim(0));
-  a.c = static_cast<int>(x.dim(1));
-  a.h = a.oh = static_cast<int>(y.dim(2));
-  a.w = a.ow = static_cast<int>(y.dim(3));
-  a.o = static_cast<int>(w.dim(0));
-  a.kh = a.kw = 3;
-  a.sh = a.sw = a.ph = a.pw = 1;
-  a.k_total = a.c * 9;
-  a.p_total = static_cast<long long>(a.n) * a.oh * a.ow;
-  a.relu = act == Epilogue::Relu ? 1 : 0;
+  // make_args on the source x, then the conv's input is the upsampled map: y's size.
+  ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
+  a.h = a.oh;
+  a.w = a.ow;
   conv3x3_wg::Upsample up{};
   up.sh = static_cast<int>(x.dim(2));
   up.sw = static_cast<int>(x.dim(3));
-  up.scale_h = a.oh > 1 ? static_cast<float>(up.sh - 1) / static_cast<float>(a.oh - 1) : 0.f;
-  up.scale_w = a.ow > 1 ? static_cast<float>(up.sw - 1) / static_cast<float>(a.ow - 1) : 0.f;
+  up.scale_h = conv3x3_wg::align_corners_scale(up.sh, a.oh);
+  up.scale_w = conv3x3_wg::align_corners_scale(up.sw, a.ow);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
   // The tuner's pick for DA2-L's 296² 256 → 128 (the shape this serves) among the unsplit TMA tilings.

@@ -136,6 +136,12 @@ struct Upsample {
   float scale_h, scale_w;  // (s - 1) / (out - 1), 0 for a one-pixel output
 };
 
+// The align_corners source step of an axis resampled from `in` to `out` pixels: (in - 1) / (out - 1), 0 for a
+// one-pixel output (resize.cu's source_scale with align_corners, in the same f32 operations).
+inline float align_corners_scale(int in, int out) {
+  return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f;
+}
+
 // One axis of a bilinear tap with align_corners, in resize.cu's operations (the same source indices and weights,
 // so the values below equal resize_bilinear's bit for bit before rounding).
 __device__ __forceinline__ void upsample_tap(int in, float scale, int o, int& i0, int& i1, float& w0, float& w1) {

@@ -207,8 +207,8 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3,
   a.w = static_cast<int>(x.dim(3));
   a.oh = static_cast<int>(y.dim(2));
   a.ow = static_cast<int>(y.dim(3));
-  a.scale_h = a.oh > 1 ? static_cast<float>(a.h - 1) / static_cast<float>(a.oh - 1) : 0.f;
-  a.scale_w = a.ow > 1 ? static_cast<float>(a.w - 1) / static_cast<float>(a.ow - 1) : 0.f;
+  a.scale_h = conv3x3_wg::align_corners_scale(a.h, a.oh);
+  a.scale_w = conv3x3_wg::align_corners_scale(a.w, a.ow);
   constexpr int smem = smem_bytes<KC>();
   auto* kernel = &upsample_conv_head_kernel<T, KC>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
