@@ -14,6 +14,7 @@
 #include "ops/op_test_util.h"
 #include "ops/permute.h"
 #include "ops/resize.h"
+#include "ops/upsample_conv_head.h"
 #include "reference/reference.h"
 
 namespace dacpp {
@@ -66,6 +67,15 @@ TEST(OpsResidencyTest, ConvAndResizeRefuseOffDeviceTensors) {
   Tensor yr = test::output_tensor({1, 2, 9, 9});
   expect_refused("resize_bilinear x", [&] { ops::resize_bilinear(ctx, x_dev, yr, false); });
   expect_refused("resize_bicubic x", [&] { ops::resize_bicubic(ctx, x_dev, yr, false); });
+  Tensor yu = test::output_tensor({1, 3, 9, 9});
+  expect_refused("conv2d_upsampled w", [&] { ops::conv2d_upsampled(ctx, x, w_dev, Tensor(), yu); });
+  expect_refused("conv2d_upsampled x", [&] {
+    ops::conv2d_upsampled(ctx, x_dev, test::random_tensor({3, 2, 3, 3}, 2), Tensor(), yu);
+  });
+  Tensor w3 = test::random_tensor({4, 2, 3, 3}, 3), w1 = test::random_tensor({1, 4, 1, 1}, 4);
+  Tensor w1_dev = on_cuda({1, 4, 1, 1}), yh = test::output_tensor({1, 1, 9, 9});
+  expect_refused("upsample_conv_head w1", [&] { ops::upsample_conv_head(ctx, x, w3, Tensor(), w1_dev, Tensor(), yh); });
+  expect_refused("upsample_conv_head x", [&] { ops::upsample_conv_head(ctx, x_dev, w3, Tensor(), w1, Tensor(), yh); });
 }
 
 TEST(OpsResidencyTest, ElementwiseAndPermuteRefuseOffDeviceTensors) {
