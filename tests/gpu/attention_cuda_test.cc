@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/cuda/attention_variants.cuh"
+#include "core/error.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/attention.h"
 
@@ -74,12 +75,17 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   if (!wgmma) return expect_wgmma_error(1, 64, "a GPU or build without sm_90a");
   expect_wgmma_error(4, 64, "4 warpgroups");
   expect_wgmma_error(1, 96, "96-key tiles");
-  for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
-                              std::pair{3, 64}, std::pair{3, 128}}) {
-    const int wg = n_wg, keys = n_keys;
-    check_splits("attention wgmma " + std::to_string(wg) + "x" + std::to_string(keys), [&](Tensor& o, int splits) {
-      cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits);
-    });
+  // Both Hopper kernels: cp.async with the warpgroups in step, and the TMA ring with free-running warpgroups.
+  for (const bool tma : {false, true}) {
+    for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
+                                std::pair{3, 64}, std::pair{3, 128}}) {
+      const int wg = n_wg, keys = n_keys;
+      check_splits(std::string(tma ? "attention tma " : "attention wgmma ") + std::to_string(wg) + "x" +
+                       std::to_string(keys),
+                   [&](Tensor& o, int splits) {
+                     cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits, tma);
+                   });
+    }
   }
 }
 
@@ -173,7 +179,8 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
     DType dt;
   };
   for (const Case& c : {Case{1, 1370, 16, 64, DType::BF16}, Case{1, 1370, 6, 64, DType::F16},
-                        Case{2, 197, 4, 32, DType::BF16}, Case{1, 100, 2, 128, DType::F16},
+                        Case{2, 197, 4, 32, DType::BF16}, Case{3, 130, 2, 64, DType::BF16},
+                        Case{1, 100, 2, 128, DType::F16},
                         Case{1, 77, 3, 64, DType::F32}, Case{2, 50, 2, 48, DType::BF16}}) {
     SCOPED_TRACE(std::to_string(c.b) + "x" + std::to_string(c.n) + " h" + std::to_string(c.h) + " d" +
                  std::to_string(c.d) + " " + dtype_name(c.dt));
@@ -186,6 +193,47 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
     Tensor want = test::output_tensor({c.b, c.n, c.h, c.d});
     ops::attention_qkv(cpu, qkv, c.h, scale, want);
     expect_close(out, want, c.dt, "attention_qkv");
+    // Every Hopper tiling reading the fused projection in place (the TMA kernel's 4-D maps step over heads 64
+    // elements apart and rows 3·H·D apart), whatever the per-shape choice; the last batch's rows past N and the
+    // heads next to each head must not leak in.
+    if (c.d != 64 || c.dt == DType::F32 || !cuda::attention_wgmma_available(ctx().cuda())) continue;
+    for (const bool tma : {false, true})
+      for (const int wg : {1, 2, 3})
+        for (const int keys : {64, 128})
+          for (const int splits : {1, 3}) {
+            Tensor o2 = nan_output({c.b, c.n, c.h, c.d}, c.dt, "out_variant");
+            cuda::attention_qkv_wgmma_variant(ctx().cuda(), qd, c.h, scale, o2, wg, keys, splits, tma);
+            expect_close(o2, want, c.dt,
+                         str_cat("attention_qkv ", tma ? "tma " : "wgmma ", wg, "x", keys, " /", splits));
+          }
+  }
+}
+
+// The TMA kernel's unsupported variants are typed errors like the wgmma kernel's (InvalidArgument on Hopper,
+// Unsupported elsewhere), for both layouts.
+TEST_F(AttentionCudaLarge, TmaVariantRefusals) {
+  if (IsSkipped()) return;
+  const bool hopper = cuda::attention_wgmma_available(ctx().cuda());
+  const ErrorCode want = hopper ? ErrorCode::InvalidArgument : ErrorCode::Unsupported;
+  Tensor qh = test::random_tensor({1, 2, 70, 64}, 4);
+  Tensor q = to_device(qh, DType::BF16);
+  Tensor out = nan_output({1, 70, 2, 64}, DType::BF16, "out");
+  for (auto [wg, keys] : {std::pair{4, 64}, std::pair{1, 96}, std::pair{0, 128}}) {
+    try {
+      cuda::attention_wgmma_variant(ctx().cuda(), q, q, q, 0.125f, out, wg, keys, 1, true);
+      ADD_FAILURE() << "tma variant " << wg << "x" << keys << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), want) << e.what();
+    }
+  }
+  Tensor qkv_host = test::random_tensor({1, 70, 3 * 2 * 32}, 5);  // D = 32
+  Tensor qkv = to_device(qkv_host, DType::BF16);
+  Tensor o32 = nan_output({1, 70, 2, 32}, DType::BF16, "out32");
+  try {
+    cuda::attention_qkv_wgmma_variant(ctx().cuda(), qkv, 2, 0.125f, o32, 1, 64, 1, true);
+    ADD_FAILURE() << "tma variant with D = 32 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), want) << e.what();
   }
 }
 

@@ -25,6 +25,8 @@
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tma_map.h"
+#include "backends/cuda/tma_util.cuh"
 #include "backends/cuda/tuning.h"
 #include "backends/cuda/wgmma_util.cuh"
 
@@ -288,12 +290,68 @@ __device__ __forceinline__ void load_tile_sw128(unsigned char* dst, const T* src
   }
 }
 
+#if DACPP_HAS_WGMMA
+// One key tile for a warpgroup's 64 query rows (Hopper, D = 64): S = Q·Kᵀ with wgmma (Q at desc_q and the tile's
+// BC keys at sk, both 128-byte-swizzled shared memory), the keys from key0 on past nk masked, the online softmax of
+// flash_attention_tc on the accumulators, then O += P·V with P from registers and V (MN-major) at sv. When it
+// returns the warpgroup's wgmma have completed: it no longer reads sk / sv.
+template <typename T, int BC>
+__device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned char* sk, const unsigned char* sv,
+                                               int key0, int nk, float (&o)[8][4], float (&m)[2], float (&l)[2],
+                                               float scale_log2) {
+  constexpr int D = 64;
+  const int t = threadIdx.x % 4;
+  float s[BC / 8][4];
+  // S = Q·Kᵀ: four K steps of 16 (32 bytes along the swizzled rows).
+  const uint64_t desc_k = wgmma::desc_sw128(smem_addr(sk));
+  wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    if constexpr (BC == 64) {
+      wgmma::wgmma_ss_n64<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
+    } else {
+      wgmma::wgmma_ss_n128<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
+    }
+  }
+  wgmma::commit();
+  wgmma::fence_operands(s);
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+
+  if (key0 + BC > nk) {  // only the last tile has keys past nk
+#pragma unroll
+    for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[nt][e] = -INFINITY;
+  }
+  softmax_update<BC, D>(s, o, m, l, scale_log2);
+
+  // O += P·V: P as the A fragments of 16 keys each, V rows (keys) 16 at a time (2048 bytes).
+  uint32_t pa[BC / 16][4];
+#pragma unroll
+  for (int kc = 0; kc < BC / 16; ++kc) {
+    pa[kc][0] = pack2<T>(s[2 * kc][0], s[2 * kc][1]);
+    pa[kc][1] = pack2<T>(s[2 * kc][2], s[2 * kc][3]);
+    pa[kc][2] = pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+    pa[kc][3] = pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+  }
+  const uint64_t desc_v = wgmma::desc_sw128(smem_addr(sv));
+  wgmma::fence_operands(o);
+  wgmma::fence();
+#pragma unroll
+  for (int kc = 0; kc < BC / 16; ++kc) wgmma::wgmma_rs_n64<T>(o, pa[kc], desc_v + kc * (2048 >> 4));
+  wgmma::commit();
+  wgmma::fence_operands(o);
+  wgmma::wait<0>();
+  wgmma::fence_operands(o);
+}
+#endif  // DACPP_HAS_WGMMA
+
 // Hopper kernel (sm_90a, D = 64): WG warpgroups of 64 query rows each share double-buffered K / V tiles of BC keys
-// (cp.async into 128-byte-swizzled shared memory). Per tile each warpgroup computes S = Q·Kᵀ with wgmma (Q and K
-// read straight from shared memory), runs the same online softmax as flash_attention_tc on the accumulators, and
-// adds P·V with wgmma taking P from registers and V from shared memory (transposed operand). Overlapping the next
-// tile's Q·Kᵀ with this tile's softmax and P·V (FA3-style, a second set of score registers) measured no faster on
-// the H200 (DA2-L 35.4 vs 35.3 us, DA2-S 20.1 vs 20.6 us) and was dropped. Shared memory:
+// (cp.async into 128-byte-swizzled shared memory); per tile each warpgroup runs wgmma_key_tile. Overlapping the
+// next tile's Q·Kᵀ with this tile's softmax and P·V (FA3-style, a second set of score registers) measured no faster
+// on the H200 (DA2-L 35.4 vs 35.3 us, DA2-S 20.1 vs 20.6 us) and was dropped. Shared memory:
 // (64·WG + 4·BC)·128 bytes + 1 KiB for alignment. Compiled empty for other targets; the host launches it only
 // where CudaContext::hopper_mma().
 template <typename T, int WG, int BC>
@@ -306,7 +364,7 @@ __global__ void __launch_bounds__(WG * 128)
   unsigned char* sq = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);  // swizzle atoms are 1 KiB
   unsigned char* sk = sq + kRows * 128;  // [2][BC rows]
   unsigned char* sv = sk + 2 * kTile;    // [2][BC rows]
-  const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, t = tid % 4;
+  const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32;
   const int q0 = blockIdx.x * kRows;
   const BlockHeads<T> hb = block_heads(q, k, v, heads, nk, BC, st, sp);
   const T *qb = hb.q, *kb = hb.k, *vb = hb.v;
@@ -317,7 +375,7 @@ __global__ void __launch_bounds__(WG * 128)
   load_tile_sw128<T, BC, kThreads>(sv, vb, j0 * BC, nk, st.row, tid);
   cp_async_commit();
 
-  float o[D / 8][4], s[BC / 8][4];
+  float o[D / 8][4];
 #pragma unroll
   for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
@@ -333,50 +391,75 @@ __global__ void __launch_bounds__(WG * 128)
       load_tile_sw128<T, BC, kThreads>(sv + (buf ^ 1) * kTile, vb, (j + 1) * BC, nk, st.row, tid);
       cp_async_commit();
     }
-    // S = Q·Kᵀ: four K steps of 16 (32 bytes along the swizzled rows).
-    const uint64_t desc_k = wgmma::desc_sw128(smem_addr(sk + buf * kTile));
-    wgmma::fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      if constexpr (BC == 64) {
-        wgmma::wgmma_ss_n64<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
-      } else {
-        wgmma::wgmma_ss_n128<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
-      }
-    }
-    wgmma::commit();
-    wgmma::fence_operands(s);
-    wgmma::wait<0>();
-    wgmma::fence_operands(s);
+    wgmma_key_tile<T, BC>(desc_q, sk + buf * kTile, sv + buf * kTile, j * BC, nk, o, m, l, scale_log2);
+  }
+  store_rows<T, D>(o, m, l, q0 + wg * 64 + warp * 16, heads, nq, out, sp);
+#endif
+}
 
-    const int key0 = j * BC;
-    if (key0 + BC > nk) {  // only the last tile has keys past nk
-#pragma unroll
-      for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[nt][e] = -INFINITY;
-    }
-    softmax_update<BC, D>(s, o, m, l, scale_log2);
+// Stages of the TMA kernel's K / V ring for key tiles of BC keys: 64 KiB of tiles either way.
+template <int BC>
+constexpr int kTmaStages = BC == 64 ? 4 : 2;
 
-    // O += P·V: P as the A fragments of 16 keys each, V rows (keys) 16 at a time (2048 bytes).
-    uint32_t pa[BC / 16][4];
+// Hopper kernel fed by the tensor memory accelerator (sm_90a, D = 64): flash_attention_wgmma's tiling, but the
+// warpgroups never wait for one another. K / V tiles stream through a ring of S stages; thread 0 starts Q and the
+// first S tiles, each load completing on its stage's barrier, and afterwards the last warp to finish with a stage
+// (a shared count of releases per stage) refills it with the tile S further on. A warpgroup waits only for its next
+// tile to land, so the warpgroups drift out of step and one's softmax runs under another's MMAs, where
+// flash_attention_wgmma's block barrier per tile holds them in step (tensor cores idle while all take softmax).
+// q / k / v are read through 4-D maps (D, rows, heads, batch): rows past nq / nk of a head read as zero (keys
+// masked), never a neighbouring head's or batch's. Shared memory: (64·WG + 2·S·BC)·128 bytes + 1 KiB for alignment.
+template <typename T, int WG, int BC, int S>
+__global__ void __launch_bounds__(WG * 128, WG == 2 ? 2 : 1)  // two blocks of 2 warpgroups fit in 128 registers
+    flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                        const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
+                        float scale_log2, Split sp) {
+#if DACPP_HAS_WGMMA
+  constexpr int D = 64, kRows = 64 * WG, kTile = BC * 128, kWarps = 4 * WG;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full[S + 1];  // [S]: Q
+  __shared__ int released[S];
+  unsigned char* sq = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);  // swizzle atoms are 1 KiB
+  unsigned char* sk = sq + kRows * 128;  // [S][BC rows]
+  unsigned char* sv = sk + S * kTile;    // [S][BC rows]
+  const int tid = threadIdx.x, wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
+  const int q0 = blockIdx.x * kRows, b = blockIdx.y / heads, h = blockIdx.y % heads;
+  const int ntiles = (nk + BC - 1) / BC, j0 = blockIdx.z * sp.tiles, count = min(ntiles, j0 + sp.tiles) - j0;
+  const auto load_kv = [&](int i) {  // tile j0 + i into stage i % S
+    const uint32_t bar = smem_addr(&full[i % S]);
+    tma::arrive_expect_tx(bar, 2 * kTile);
+    tma::load_4d(smem_addr(sk + i % S * kTile), &map_k, 0, (j0 + i) * BC, h, b, bar);
+    tma::load_4d(smem_addr(sv + i % S * kTile), &map_v, 0, (j0 + i) * BC, h, b, bar);
+  };
+  if (tid == 0) {
+    tma::prefetch_map(&map_q);
+    tma::prefetch_map(&map_k);
+    tma::prefetch_map(&map_v);
+    for (int i = 0; i <= S; ++i) tma::barrier_init(smem_addr(&full[i]), 1);
+    for (int i = 0; i < S; ++i) released[i] = 0;
+    tma::fence_barrier_init();
+  }
+  __syncthreads();
+  if (tid == 0) {
+    tma::arrive_expect_tx(smem_addr(&full[S]), kRows * 128);
+    tma::load_4d(smem_addr(sq), &map_q, 0, q0, h, b, smem_addr(&full[S]));
+    for (int i = 0; i < S && i < count; ++i) load_kv(i);
+  }
+
+  float o[D / 8][4];
 #pragma unroll
-    for (int kc = 0; kc < BC / 16; ++kc) {
-      pa[kc][0] = pack2<T>(s[2 * kc][0], s[2 * kc][1]);
-      pa[kc][1] = pack2<T>(s[2 * kc][2], s[2 * kc][3]);
-      pa[kc][2] = pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
-      pa[kc][3] = pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
-    }
-    const uint64_t desc_v = wgmma::desc_sw128(smem_addr(sv + buf * kTile));
-    wgmma::fence_operands(o);
-    wgmma::fence();
-#pragma unroll
-    for (int kc = 0; kc < BC / 16; ++kc) wgmma::wgmma_rs_n64<T>(o, pa[kc], desc_v + kc * (2048 >> 4));
-    wgmma::commit();
-    wgmma::fence_operands(o);
-    wgmma::wait<0>();
-    wgmma::fence_operands(o);
+  for (int dt = 0; dt < D / 8; ++dt) o[dt][0] = o[dt][1] = o[dt][2] = o[dt][3] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+  const uint64_t desc_q = wgmma::desc_sw128(smem_addr(sq + wg * 64 * 128));
+  tma::wait(smem_addr(&full[S]), 0);
+
+  for (int i = 0; i < count; ++i) {
+    const int stage = i % S;
+    tma::wait(smem_addr(&full[stage]), (i / S) & 1);
+    __syncwarp();
+    wgmma_key_tile<T, BC>(desc_q, sk + stage * kTile, sv + stage * kTile, (j0 + i) * BC, nk, o, m, l, scale_log2);
+    __syncwarp();  // the whole warp is past its wgmma before its lane 0 releases the stage
+    if (lane == 0 && atomicAdd(&released[stage], 1) == (i / S + 1) * kWarps - 1 && i + S < count) load_kv(i + S);
   }
   store_rows<T, D>(o, m, l, q0 + wg * 64 + warp * 16, heads, nq, out, sp);
 #endif
@@ -532,6 +615,15 @@ TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& 
           false};
 }
 
+// q, k and v as column blocks of the fused projection qkv [B, N, 3·H·D] (row stride 3·H·D).
+TcArgs packed_args(const Tensor& qkv, int64_t heads, Tensor& out, const Dims& g) {
+  const int64_t n = qkv.dim(1), hd = heads * g.d;
+  const auto* base = static_cast<const char*>(qkv.raw());
+  const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
+  return {base, base + block, base + 2 * block, out.raw(), Strides{n * 3 * hd, g.d, n * 3 * hd, g.d,
+          static_cast<int>(3 * hd)}, qkv.dtype(), true};
+}
+
 // The split actually launched for `splits` asked with key tiles of `tile` keys: every split gets at least one tile.
 Split make_split(const TcArgs& a, const Dims& g, int splits, int tile) {
   const int ntiles = (g.nk + tile - 1) / tile;
@@ -587,6 +679,39 @@ void launch_wgmma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, 
                       scale, g, splits);
 }
 
+// The TMA kernel's map of q, k or v (`rows` rows per head, `head` / `batch` elements apart, rows a.st.row apart):
+// dims (D, rows, heads, batch), box (64, box_rows, 1, 1).
+CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows, int64_t head, int64_t batch,
+                     uint32_t box_rows, const char* what) {
+  constexpr uint64_t kElem = 2;
+  const uint64_t dims[4] = {static_cast<uint64_t>(g.d), static_cast<uint64_t>(rows), static_cast<uint64_t>(g.h),
+                            static_cast<uint64_t>(g.b)};
+  const uint64_t strides[3] = {kElem * static_cast<uint64_t>(a.st.row), kElem * static_cast<uint64_t>(head),
+                               kElem * static_cast<uint64_t>(batch)};
+  const uint32_t box[4] = {64, box_rows, 1, 1};
+  return tma_map_4d(base, dims, strides, box, what);
+}
+
+template <typename T, int WG, int BC>
+void launch_tma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
+  constexpr int kRows = 64 * WG, kStages = kTmaStages<BC>;
+  constexpr const char* kName = "flash_attention_tma";
+  const auto kernel = flash_attention_tma<T, WG, BC, kStages>;
+  const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
+  set_smem(reinterpret_cast<const void*>(kernel), smem, kName);
+  const Split sp = make_split(a, g, splits, BC);
+  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal, kName,
+              ": a split-KV launch without partial-result memory");
+  const CUtensorMap mq = head_map(a.q, a, g, g.nq, a.st.q_head, a.st.q_batch, kRows, "attention q");
+  const CUtensorMap mk = head_map(a.k, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention k");
+  const CUtensorMap mv = head_map(a.v, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention v");
+  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
+  kernel<<<grid, WG * 128, smem, st>>>(mq, mk, mv, static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                       scale * 1.4426950408889634f, sp);
+  DACPP_CUDA_LAUNCH_CHECK(kName);
+  launch_combine<T, 64>(st, a, g, sp);
+}
+
 template <typename T, int DC>
 void launch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                  const Dims& g) {
@@ -610,9 +735,14 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
   return launch_simt<T, 8>(st, q, k, v, scale, out, g);
 }
 
-// The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and
-// flash_attention_wgmma's warpgroups per block × keys per tile (D = 64 where CudaContext::hopper_mma()).
-enum class TcVariant : int { M1W4, M2W4, M2W2, M1W2, M1W1, G1K64, G1K128, G2K64, G2K128, G3K64, G3K128 };
+// The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and the
+// warpgroups per block × keys per tile of flash_attention_wgmma (G) and flash_attention_tma (T) (D = 64 where
+// CudaContext::hopper_mma()).
+enum class TcVariant : int {
+  M1W4, M2W4, M2W2, M1W2, M1W1,
+  G1K64, G1K128, G2K64, G2K128, G3K64, G3K128,
+  T1K64, T1K128, T2K64, T2K128, T3K64, T3K128
+};
 
 const char* variant_name(TcVariant v) {
   switch (v) {
@@ -627,6 +757,12 @@ const char* variant_name(TcVariant v) {
     case TcVariant::G2K128: return "wgmma 128 rows/128 keys";
     case TcVariant::G3K64: return "wgmma 192 rows/64 keys";
     case TcVariant::G3K128: return "wgmma 192 rows/128 keys";
+    case TcVariant::T1K64: return "tma 64 rows/64 keys";
+    case TcVariant::T1K128: return "tma 64 rows/128 keys";
+    case TcVariant::T2K64: return "tma 128 rows/64 keys";
+    case TcVariant::T2K128: return "tma 128 rows/128 keys";
+    case TcVariant::T3K64: return "tma 192 rows/64 keys";
+    case TcVariant::T3K128: return "tma 192 rows/128 keys";
   }
   return "?";
 }
@@ -656,6 +792,12 @@ void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g
     if (p.var == TcVariant::G2K128) return launch_wgmma<T, 2, 128>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::G3K64) return launch_wgmma<T, 3, 64>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::G3K128) return launch_wgmma<T, 3, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T1K64) return launch_tma<T, 1, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T1K128) return launch_tma<T, 1, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T2K64) return launch_tma<T, 2, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T2K128) return launch_tma<T, 2, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T3K64) return launch_tma<T, 3, 64>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(st, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
@@ -680,15 +822,16 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the wgmma kernel's six tilings. Splitting the keys is tried only when the
+// tries the six tilings of each of the wgmma and TMA kernels. Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
-  constexpr TcVariant kVariants[] = {TcVariant::M1W4,  TcVariant::M1W2,   TcVariant::M1W1,
-                                     TcVariant::M2W4,  TcVariant::M2W2,   TcVariant::G1K64,
-                                     TcVariant::G1K128, TcVariant::G2K64, TcVariant::G2K128,
-                                     TcVariant::G3K64, TcVariant::G3K128};
-  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 11 : 5;
+  constexpr TcVariant kVariants[] = {TcVariant::M1W4,   TcVariant::M1W2,   TcVariant::M1W1,   TcVariant::M2W4,
+                                     TcVariant::M2W2,   TcVariant::G1K64,  TcVariant::G1K128, TcVariant::G2K64,
+                                     TcVariant::G2K128, TcVariant::G3K64,  TcVariant::G3K128, TcVariant::T1K64,
+                                     TcVariant::T1K128, TcVariant::T2K64,  TcVariant::T2K128, TcVariant::T3K64,
+                                     TcVariant::T3K128};
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 17 : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -763,10 +906,7 @@ void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale
   const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
   const Dims g = checked_dims(b, heads, n, n, d, "attention_qkv", qkv.shape());
   c.make_current();
-  const auto* base = static_cast<const char*>(qkv.raw());
-  const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
-  TcArgs a{base, base + block, base + 2 * block, out.raw(), Strides{n * 3 * hd, d, n * 3 * hd, d,
-           static_cast<int>(3 * hd)}, qkv.dtype(), true};
+  TcArgs a = packed_args(qkv, heads, out, g);
   if (tc_applies(a, g, scale)) {
     a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
     return run_tc_any(c, a, scale, g, choose_plan(c, a, scale, g));
@@ -801,25 +941,46 @@ void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const T
 
 bool attention_wgmma_available(const CudaContext& c) { return c.hopper_mma(); }
 
-void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
-                             Tensor& out, int warpgroups, int key_tile, int splits) {
-  const Dims g = separate_dims(q, k, "attention_wgmma_variant");
-  DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "attention_wgmma_variant (cuda): the wgmma kernel needs an ",
+namespace {
+
+// The Hopper variant (warpgroups × key_tile, the TMA kernel when `tma`) of a, checked as attention_wgmma_variant
+// documents.
+void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, const Shape& shape, int64_t out_numel,
+                        int warpgroups, int key_tile, int splits, bool tma, const char* what) {
+  DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, what, " (cuda): the wgmma kernels need an ",
               "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
               c.sm_version(), ")");
-  TcArgs a = separate_args(q, k, v, out, g);
   DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= 3 &&
                   (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
-              ErrorCode::InvalidArgument, "attention_wgmma_variant (cuda): q ", shape_str(q.shape()), " variant ",
-              warpgroups, " warpgroups, ", key_tile, " keys /", splits, " not supported");
-  if (out.numel() == 0) return;
+              ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
+              " warpgroups, ", key_tile, " keys /", splits, " not supported");
+  constexpr TcVariant kByShape[2][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
+                                            {TcVariant::G2K64, TcVariant::G2K128},
+                                            {TcVariant::G3K64, TcVariant::G3K128}},
+                                           {{TcVariant::T1K64, TcVariant::T1K128},
+                                            {TcVariant::T2K64, TcVariant::T2K128},
+                                            {TcVariant::T3K64, TcVariant::T3K128}}};
+  if (out_numel == 0) return;
   c.make_current();
-  constexpr TcVariant kByShape[3][2] = {{TcVariant::G1K64, TcVariant::G1K128},
-                                        {TcVariant::G2K64, TcVariant::G2K128},
-                                        {TcVariant::G3K64, TcVariant::G3K128}};
-  const TcVariant var = kByShape[warpgroups - 1][key_tile == 128];
   a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
-  run_tc_any(c, a, scale, g, TcPlan{var, splits});
+  run_tc_any(c, a, scale, g, TcPlan{kByShape[tma][warpgroups - 1][key_tile == 128], splits});
+}
+
+}  // namespace
+
+void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                             Tensor& out, int warpgroups, int key_tile, int splits, bool tma) {
+  const Dims g = separate_dims(q, k, "attention_wgmma_variant");
+  const TcArgs a = separate_args(q, k, v, out, g);
+  run_hopper_variant(c, a, g, scale, q.shape(), out.numel(), warpgroups, key_tile, splits, tma, "attention_wgmma_variant");
+}
+
+void attention_qkv_wgmma_variant(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out,
+                                 int warpgroups, int key_tile, int splits, bool tma) {
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
+  const Dims g = checked_dims(b, heads, n, n, d, "attention_qkv_wgmma_variant", qkv.shape());
+  const TcArgs a = packed_args(qkv, heads, out, g);
+  run_hopper_variant(c, a, g, scale, qkv.shape(), out.numel(), warpgroups, key_tile, splits, tma, "attention_qkv_wgmma_variant");
 }
 
 // Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, for
@@ -846,6 +1007,15 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 2, 128>), 2, 128);
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 3, 64>), 3, 64);
     add_wg(reinterpret_cast<const void*>(&flash_attention_wgmma<T, 3, 128>), 3, 128);
+    const auto add_tma = [&](const void* kernel, int warpgroups, int keys) {
+      out.push_back({str_cat("flash_attention_tma<", type, ",", warpgroups, "x", keys, ">"), kernel});
+    };
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64>>), 1, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128>>), 1, 128);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 64, kTmaStages<64>>), 2, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, kTmaStages<128>>), 2, 128);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, kTmaStages<64>>), 3, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, kTmaStages<128>>), 3, 128);
   }
 }
 

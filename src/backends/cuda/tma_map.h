@@ -19,4 +19,12 @@ namespace dacpp::cuda {
 CUtensorMap tma_map_2d(const void* base, uint64_t cols, uint64_t rows, uint64_t row_bytes, uint32_t box_cols,
                        uint32_t box_rows, const char* what);
 
+// A map of a 4-D tensor of 16-bit elements, the same rules per dimension: dims[0] contiguous elements (one box row
+// of box[0] elements, at most the 128-byte swizzle), dimension i >= 1 of dims[i] steps strides[i - 1] bytes apart
+// (any order: a row stride may exceed a head stride, as in a fused qkv projection), each stride a multiple of 16
+// bytes, at least one row (dims[0] elements) and below 2^40. Elements outside the tensor read as zero, so a box
+// never reaches into a neighbouring head or batch.
+CUtensorMap tma_map_4d(const void* base, const uint64_t (&dims)[4], const uint64_t (&strides)[3],
+                       const uint32_t (&box)[4], const char* what);
+
 }  // namespace dacpp::cuda

@@ -60,6 +60,16 @@ __device__ __forceinline__ void load_2d(uint32_t dst, const CUtensorMap* map, in
       : "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x0), "r"(x1), "r"(bar)
       : "memory");
 }
+// The box of a 4-D map whose first element is at (x0, x1, x2, x3), as load_2d.
+__device__ __forceinline__ void load_4d(uint32_t dst, const CUtensorMap* map, int x0, int x1, int x2, int x3,
+                                        uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n"
+      :
+      : "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(x0), "r"(x1), "r"(x2), "r"(x3), "r"(bar)
+      : "memory");
+}
 #endif  // DACPP_HAS_WGMMA
 
 }  // namespace dacpp::cuda::tma
