@@ -14,6 +14,10 @@
 namespace dacpp {
 namespace {
 
+const char* hopper_name(cuda::HopperAttention k) {
+  return k == cuda::HopperAttention::Wgmma ? "wgmma" : k == cuda::HopperAttention::Tma ? "tma" : "tma overlapped";
+}
+
 struct AttnCase {
   int64_t b, h, nq, nk, d;
   DType dt;
@@ -75,16 +79,17 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   if (!wgmma) return expect_wgmma_error(1, 64, "a GPU or build without sm_90a");
   expect_wgmma_error(4, 64, "4 warpgroups");
   expect_wgmma_error(1, 96, "96-key tiles");
-  // Both Hopper kernels: cp.async with the warpgroups in step, and the TMA ring with free-running warpgroups.
-  for (const bool tma : {false, true}) {
+  // The Hopper kernels: cp.async with the warpgroups in step, the TMA ring with free-running warpgroups, and the
+  // TMA ring with one warpgroup overlapping its own tiles.
+  for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
+                            cuda::HopperAttention::TmaOverlapped}) {
     for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
                                 std::pair{3, 64}, std::pair{3, 128}}) {
       const int wg = n_wg, keys = n_keys;
-      check_splits(std::string(tma ? "attention tma " : "attention wgmma ") + std::to_string(wg) + "x" +
-                       std::to_string(keys),
-                   [&](Tensor& o, int splits) {
-                     cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits, tma);
-                   });
+      if (kernel == cuda::HopperAttention::TmaOverlapped && wg > 1) continue;
+      check_splits(str_cat("attention ", hopper_name(kernel), " ", wg, "x", keys), [&](Tensor& o, int splits) {
+        cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits, kernel);
+      });
     }
   }
 }
@@ -197,19 +202,21 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
     // elements apart and rows 3·H·D apart), whatever the per-shape choice; the last batch's rows past N and the
     // heads next to each head must not leak in.
     if (c.d != 64 || c.dt == DType::F32 || !cuda::attention_wgmma_available(ctx().cuda())) continue;
-    for (const bool tma : {false, true})
+    for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
+                              cuda::HopperAttention::TmaOverlapped})
       for (const int wg : {1, 2, 3})
         for (const int keys : {64, 128})
           for (const int splits : {1, 3}) {
+            if (kernel == cuda::HopperAttention::TmaOverlapped && wg > 1) continue;
             Tensor o2 = nan_output({c.b, c.n, c.h, c.d}, c.dt, "out_variant");
-            cuda::attention_qkv_wgmma_variant(ctx().cuda(), qd, c.h, scale, o2, wg, keys, splits, tma);
+            cuda::attention_qkv_wgmma_variant(ctx().cuda(), qd, c.h, scale, o2, wg, keys, splits, kernel);
             expect_close(o2, want, c.dt,
-                         str_cat("attention_qkv ", tma ? "tma " : "wgmma ", wg, "x", keys, " /", splits));
+                         str_cat("attention_qkv ", hopper_name(kernel), " ", wg, "x", keys, " /", splits));
           }
   }
 }
 
-// The TMA kernel's unsupported variants are typed errors like the wgmma kernel's (InvalidArgument on Hopper,
+// The TMA kernels' unsupported variants are typed errors like the wgmma kernel's (InvalidArgument on Hopper,
 // Unsupported elsewhere), for both layouts.
 TEST_F(AttentionCudaLarge, TmaVariantRefusals) {
   if (IsSkipped()) return;
@@ -218,10 +225,16 @@ TEST_F(AttentionCudaLarge, TmaVariantRefusals) {
   Tensor qh = test::random_tensor({1, 2, 70, 64}, 4);
   Tensor q = to_device(qh, DType::BF16);
   Tensor out = nan_output({1, 70, 2, 64}, DType::BF16, "out");
-  for (auto [wg, keys] : {std::pair{4, 64}, std::pair{1, 96}, std::pair{0, 128}}) {
+  struct Bad {
+    cuda::HopperAttention kernel;
+    int wg, keys;
+  };
+  for (const Bad& bad : {Bad{cuda::HopperAttention::Tma, 4, 64}, Bad{cuda::HopperAttention::Tma, 1, 96},
+                         Bad{cuda::HopperAttention::Tma, 0, 128}, Bad{cuda::HopperAttention::TmaOverlapped, 2, 128},
+                         Bad{cuda::HopperAttention::TmaOverlapped, 1, 32}}) {
     try {
-      cuda::attention_wgmma_variant(ctx().cuda(), q, q, q, 0.125f, out, wg, keys, 1, true);
-      ADD_FAILURE() << "tma variant " << wg << "x" << keys << " accepted";
+      cuda::attention_wgmma_variant(ctx().cuda(), q, q, q, 0.125f, out, bad.wg, bad.keys, 1, bad.kernel);
+      ADD_FAILURE() << hopper_name(bad.kernel) << " variant " << bad.wg << "x" << bad.keys << " accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), want) << e.what();
     }
@@ -230,7 +243,7 @@ TEST_F(AttentionCudaLarge, TmaVariantRefusals) {
   Tensor qkv = to_device(qkv_host, DType::BF16);
   Tensor o32 = nan_output({1, 70, 2, 32}, DType::BF16, "out32");
   try {
-    cuda::attention_qkv_wgmma_variant(ctx().cuda(), qkv, 2, 0.125f, o32, 1, 64, 1, true);
+    cuda::attention_qkv_wgmma_variant(ctx().cuda(), qkv, 2, 0.125f, o32, 1, 64, 1, cuda::HopperAttention::Tma);
     ADD_FAILURE() << "tma variant with D = 32 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), want) << e.what();

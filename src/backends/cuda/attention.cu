@@ -77,12 +77,14 @@ __device__ __forceinline__ float exp2_ftz(float x) {
   return y;
 }
 
-// Online-softmax update of one warp's 16 rows for one tile of N raw scores s (q·k, keys past nk at -inf): weights
-// 2^(s·scale_log2 - max) in one FMA + one ex2 each (scale_log2 > 0, so the raw maximum scales to the scaled one).
-// Rows: g (i = 0) and g + 8 (i = 1); m: running max in scaled log2 units; l: this thread's partial row sums.
-template <int N, int D>
-__device__ __forceinline__ void softmax_update(float (&s)[N / 8][4], float (&o)[D / 8][4], float (&m)[2],
-                                               float (&l)[2], float scale_log2) {
+// Online-softmax step of one warp's 16 rows for one tile of N raw scores s (q·k, keys past nk at -inf): the scores
+// become weights 2^(s·scale_log2 - max) in one FMA + one ex2 each (scale_log2 > 0, so the raw maximum scales to the
+// scaled one), the row sums l take the tile, and alpha is the factor the output accumulated so far must be scaled
+// by (rescale). Rows: g (i = 0) and g + 8 (i = 1); m: running max in scaled log2 units; l: this thread's partial
+// row sums.
+template <int N>
+__device__ __forceinline__ void softmax_weights(float (&s)[N / 8][4], float (&m)[2], float (&l)[2], float scale_log2,
+                                                float (&alpha)[2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = -INFINITY;
@@ -92,7 +94,7 @@ __device__ __forceinline__ void softmax_update(float (&s)[N / 8][4], float (&o)[
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float m_new = fmaxf(m[i], mx * scale_log2);
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    const float alpha = exp2_ftz(m[i] - m_use);
+    alpha[i] = exp2_ftz(m[i] - m_use);
     float sum = 0.f;
 #pragma unroll
     for (int nt = 0; nt < N / 8; ++nt) {
@@ -100,14 +102,29 @@ __device__ __forceinline__ void softmax_update(float (&s)[N / 8][4], float (&o)[
       s[nt][2 * i + 1] = exp2_ftz(fmaf(s[nt][2 * i + 1], scale_log2, -m_use));
       sum += s[nt][2 * i] + s[nt][2 * i + 1];
     }
-    l[i] = l[i] * alpha + sum;
+    l[i] = l[i] * alpha[i] + sum;
     m[i] = m_new;
-#pragma unroll
-    for (int dt = 0; dt < D / 8; ++dt) {
-      o[dt][2 * i] *= alpha;
-      o[dt][2 * i + 1] *= alpha;
-    }
   }
+}
+
+// The output rows (g: alpha[0], g + 8: alpha[1]) scaled for a new running max.
+template <int D>
+__device__ __forceinline__ void rescale(float (&o)[D / 8][4], const float (&alpha)[2]) {
+#pragma unroll
+  for (int dt = 0; dt < D / 8; ++dt) {
+    o[dt][0] *= alpha[0];
+    o[dt][1] *= alpha[0];
+    o[dt][2] *= alpha[1];
+    o[dt][3] *= alpha[1];
+  }
+}
+
+template <int N, int D>
+__device__ __forceinline__ void softmax_update(float (&s)[N / 8][4], float (&o)[D / 8][4], float (&m)[2],
+                                               float (&l)[2], float scale_log2) {
+  float alpha[2];
+  softmax_weights<N>(s, m, l, scale_log2, alpha);
+  rescale<D>(o, alpha);
 }
 
 // The finished 16 rows [row0, row0 + 16) of one warp (this thread: rows row0 + g and row0 + g + 8, columns
@@ -291,22 +308,15 @@ __device__ __forceinline__ void load_tile_sw128(unsigned char* dst, const T* src
 }
 
 #if DACPP_HAS_WGMMA
-// One key tile for a warpgroup's 64 query rows (Hopper, D = 64): S = Q·Kᵀ with wgmma (Q at desc_q and the tile's
-// BC keys at sk, both 128-byte-swizzled shared memory), the keys from key0 on past nk masked, the online softmax of
-// flash_attention_tc on the accumulators, then O += P·V with P from registers and V (MN-major) at sv. When it
-// returns the warpgroup's wgmma have completed: it no longer reads sk / sv.
+// The steps of one key tile for a warpgroup's 64 query rows (Hopper, D = 64), tiles in 128-byte-swizzled shared
+// memory. issue_qk: S = Q·Kᵀ (Q at desc_q, the tile's BC keys at sk) started as one wgmma group, four K steps of 16
+// (32 bytes along the swizzled rows); its scores are ready after the matching wgmma::wait.
 template <typename T, int BC>
-__device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned char* sk, const unsigned char* sv,
-                                               int key0, int nk, float (&o)[8][4], float (&m)[2], float (&l)[2],
-                                               float scale_log2) {
-  constexpr int D = 64;
-  const int t = threadIdx.x % 4;
-  float s[BC / 8][4];
-  // S = Q·Kᵀ: four K steps of 16 (32 bytes along the swizzled rows).
+__device__ __forceinline__ void issue_qk(uint64_t desc_q, const unsigned char* sk, float (&s)[BC / 8][4]) {
   const uint64_t desc_k = wgmma::desc_sw128(smem_addr(sk));
   wgmma::fence();
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
+  for (int kk = 0; kk < 4; ++kk) {
     if constexpr (BC == 64) {
       wgmma::wgmma_ss_n64<T>(s, desc_q + 2 * kk, desc_k + 2 * kk, kk);
     } else {
@@ -315,20 +325,23 @@ __device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned c
   }
   wgmma::commit();
   wgmma::fence_operands(s);
-  wgmma::wait<0>();
-  wgmma::fence_operands(s);
+}
 
-  if (key0 + BC > nk) {  // only the last tile has keys past nk
+// Scores of keys from key0 on past nk to -inf (only the last tile has any).
+template <int BC>
+__device__ __forceinline__ void mask_keys(float (&s)[BC / 8][4], int key0, int nk) {
+  if (key0 + BC <= nk) return;
+  const int t = threadIdx.x % 4;
 #pragma unroll
-    for (int nt = 0; nt < BC / 8; ++nt)
+  for (int nt = 0; nt < BC / 8; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[nt][e] = -INFINITY;
-  }
-  softmax_update<BC, D>(s, o, m, l, scale_log2);
+    for (int e = 0; e < 4; ++e)
+      if (key0 + nt * 8 + 2 * t + (e & 1) >= nk) s[nt][e] = -INFINITY;
+}
 
-  // O += P·V: P as the A fragments of 16 keys each, V rows (keys) 16 at a time (2048 bytes).
-  uint32_t pa[BC / 16][4];
+// The softmax weights as the A fragments of P·V, 16 keys each, rounded to T.
+template <typename T, int BC>
+__device__ __forceinline__ void pack_weights(const float (&s)[BC / 8][4], uint32_t (&pa)[BC / 16][4]) {
 #pragma unroll
   for (int kc = 0; kc < BC / 16; ++kc) {
     pa[kc][0] = pack2<T>(s[2 * kc][0], s[2 * kc][1]);
@@ -336,6 +349,13 @@ __device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned c
     pa[kc][2] = pack2<T>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
     pa[kc][3] = pack2<T>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
   }
+}
+
+// O += P·V started as one wgmma group: P from registers, V rows (keys, MN-major) at sv 16 at a time (2048 bytes).
+// pa and o must stay untouched until the matching wgmma::wait.
+template <typename T, int BC>
+__device__ __forceinline__ void issue_pv(const uint32_t (&pa)[BC / 16][4], const unsigned char* sv,
+                                         float (&o)[8][4]) {
   const uint64_t desc_v = wgmma::desc_sw128(smem_addr(sv));
   wgmma::fence_operands(o);
   wgmma::fence();
@@ -343,6 +363,23 @@ __device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned c
   for (int kc = 0; kc < BC / 16; ++kc) wgmma::wgmma_rs_n64<T>(o, pa[kc], desc_v + kc * (2048 >> 4));
   wgmma::commit();
   wgmma::fence_operands(o);
+}
+
+// One key tile, step after step: S = Q·Kᵀ, the keys from key0 on past nk masked, the online softmax of
+// flash_attention_tc on the accumulators, O += P·V. When it returns the warpgroup no longer reads sk / sv.
+template <typename T, int BC>
+__device__ __forceinline__ void wgmma_key_tile(uint64_t desc_q, const unsigned char* sk, const unsigned char* sv,
+                                               int key0, int nk, float (&o)[8][4], float (&m)[2], float (&l)[2],
+                                               float scale_log2) {
+  float s[BC / 8][4];
+  issue_qk<T, BC>(desc_q, sk, s);
+  wgmma::wait<0>();
+  wgmma::fence_operands(s);
+  mask_keys<BC>(s, key0, nk);
+  softmax_update<BC, 64>(s, o, m, l, scale_log2);
+  uint32_t pa[BC / 16][4];
+  pack_weights<T, BC>(s, pa);
+  issue_pv<T, BC>(pa, sv, o);
   wgmma::wait<0>();
   wgmma::fence_operands(o);
 }
@@ -397,9 +434,10 @@ __global__ void __launch_bounds__(WG * 128)
 #endif
 }
 
-// Stages of the TMA kernel's K / V ring for key tiles of BC keys: 64 KiB of tiles either way.
-template <int BC>
-constexpr int kTmaStages = BC == 64 ? 4 : 2;
+// Stages of the TMA kernel's K / V ring for key tiles of BC keys: 64 KiB of tiles either way, or 96 KiB when the
+// warpgroup overlaps tiles (OV: a stage is held one tile longer).
+template <int BC, bool OV>
+constexpr int kTmaStages = (BC == 64 ? 4 : 2) + (OV ? (BC == 64 ? 2 : 1) : 0);
 
 // Hopper kernel fed by the tensor memory accelerator (sm_90a, D = 64): flash_attention_wgmma's tiling, but the
 // warpgroups never wait for one another. K / V tiles stream through a ring of S stages; thread 0 starts Q and the
@@ -407,10 +445,14 @@ constexpr int kTmaStages = BC == 64 ? 4 : 2;
 // (a shared count of releases per stage) refills it with the tile S further on. A warpgroup waits only for its next
 // tile to land, so the warpgroups drift out of step and one's softmax runs under another's MMAs, where
 // flash_attention_wgmma's block barrier per tile holds them in step (tensor cores idle while all take softmax).
+// With OV each warpgroup also overlaps its own tiles (FA3's intra-warpgroup pipelining): the scores of tile i are
+// started, with P·V of tile i - 1, before the softmax of tile i runs, which then overlaps that P·V; the output is
+// rescaled once P·V has landed. Two blocks of one warpgroup share a multiprocessor (the second set of scores needs
+// the registers).
 // q / k / v are read through 4-D maps (D, rows, heads, batch): rows past nq / nk of a head read as zero (keys
 // masked), never a neighbouring head's or batch's. Shared memory: (64·WG + 2·S·BC)·128 bytes + 1 KiB for alignment.
-template <typename T, int WG, int BC, int S>
-__global__ void __launch_bounds__(WG * 128, WG == 2 ? 2 : 1)  // two blocks of 2 warpgroups fit in 128 registers
+template <typename T, int WG, int BC, int S, bool OV>
+__global__ void __launch_bounds__(WG * 128, WG == 2 || OV ? 2 : 1)  // two blocks where 128 registers serve
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
                         float scale_log2, Split sp) {
@@ -430,6 +472,16 @@ __global__ void __launch_bounds__(WG * 128, WG == 2 ? 2 : 1)  // two blocks of 2
     tma::arrive_expect_tx(bar, 2 * kTile);
     tma::load_4d(smem_addr(sk + i % S * kTile), &map_k, 0, (j0 + i) * BC, h, b, bar);
     tma::load_4d(smem_addr(sv + i % S * kTile), &map_v, 0, (j0 + i) * BC, h, b, bar);
+  };
+  // The warp is done with tile i's stage (its wgmma reading it have completed): the last warp of the block to say
+  // so refills the stage with tile i + S.
+  const auto release = [&](int i) {
+    __syncwarp();
+    if (lane == 0 && atomicAdd(&released[i % S], 1) == (i / S + 1) * kWarps - 1 && i + S < count) load_kv(i + S);
+  };
+  const auto wait_tile = [&](int i) {
+    tma::wait(smem_addr(&full[i % S]), (i / S) & 1);
+    __syncwarp();
   };
   if (tid == 0) {
     tma::prefetch_map(&map_q);
@@ -453,13 +505,39 @@ __global__ void __launch_bounds__(WG * 128, WG == 2 ? 2 : 1)  // two blocks of 2
   const uint64_t desc_q = wgmma::desc_sw128(smem_addr(sq + wg * 64 * 128));
   tma::wait(smem_addr(&full[S]), 0);
 
-  for (int i = 0; i < count; ++i) {
-    const int stage = i % S;
-    tma::wait(smem_addr(&full[stage]), (i / S) & 1);
-    __syncwarp();
-    wgmma_key_tile<T, BC>(desc_q, sk + stage * kTile, sv + stage * kTile, (j0 + i) * BC, nk, o, m, l, scale_log2);
-    __syncwarp();  // the whole warp is past its wgmma before its lane 0 releases the stage
-    if (lane == 0 && atomicAdd(&released[stage], 1) == (i / S + 1) * kWarps - 1 && i + S < count) load_kv(i + S);
+  if constexpr (!OV) {
+    for (int i = 0; i < count; ++i) {
+      wait_tile(i);
+      wgmma_key_tile<T, BC>(desc_q, sk + i % S * kTile, sv + i % S * kTile, (j0 + i) * BC, nk, o, m, l, scale_log2);
+      release(i);
+    }
+  } else if (count > 0) {
+    float s[BC / 8][4], alpha[2];
+    uint32_t pa[BC / 16][4];
+    wait_tile(0);
+    issue_qk<T, BC>(desc_q, sk, s);
+    wgmma::wait<0>();
+    wgmma::fence_operands(s);
+    mask_keys<BC>(s, j0 * BC, nk);
+    softmax_weights<BC>(s, m, l, scale_log2, alpha);  // o is still zero
+    pack_weights<T, BC>(s, pa);
+    for (int i = 1; i < count; ++i) {
+      wait_tile(i);
+      issue_qk<T, BC>(desc_q, sk + i % S * kTile, s);             // scores of tile i ...
+      issue_pv<T, BC>(pa, sv + (i - 1) % S * kTile, o);           // ... and P·V of tile i - 1 in flight
+      wgmma::wait<1>();
+      wgmma::fence_operands(s);
+      mask_keys<BC>(s, (j0 + i) * BC, nk);
+      softmax_weights<BC>(s, m, l, scale_log2, alpha);            // under P·V of tile i - 1
+      wgmma::wait<0>();
+      wgmma::fence_operands(o);
+      rescale<D>(o, alpha);
+      pack_weights<T, BC>(s, pa);
+      release(i - 1);
+    }
+    issue_pv<T, BC>(pa, sv + (count - 1) % S * kTile, o);
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
   }
   store_rows<T, D>(o, m, l, q0 + wg * 64 + warp * 16, heads, nq, out, sp);
 #endif
@@ -692,11 +770,11 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
   return tma_map_4d(base, dims, strides, box, what);
 }
 
-template <typename T, int WG, int BC>
+template <typename T, int WG, int BC, bool OV = false>
 void launch_tma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
-  constexpr int kRows = 64 * WG, kStages = kTmaStages<BC>;
+  constexpr int kRows = 64 * WG, kStages = kTmaStages<BC, OV>;
   constexpr const char* kName = "flash_attention_tma";
-  const auto kernel = flash_attention_tma<T, WG, BC, kStages>;
+  const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
   set_smem(reinterpret_cast<const void*>(kernel), smem, kName);
   const Split sp = make_split(a, g, splits, BC);
@@ -736,12 +814,13 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
 }
 
 // The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and the
-// warpgroups per block × keys per tile of flash_attention_wgmma (G) and flash_attention_tma (T) (D = 64 where
-// CudaContext::hopper_mma()).
+// warpgroups per block × keys per tile of flash_attention_wgmma (G) and flash_attention_tma (T; V: one warpgroup
+// overlapping its own tiles) (D = 64 where CudaContext::hopper_mma()).
 enum class TcVariant : int {
   M1W4, M2W4, M2W2, M1W2, M1W1,
   G1K64, G1K128, G2K64, G2K128, G3K64, G3K128,
-  T1K64, T1K128, T2K64, T2K128, T3K64, T3K128
+  T1K64, T1K128, T2K64, T2K128, T3K64, T3K128,
+  V1K64, V1K128
 };
 
 const char* variant_name(TcVariant v) {
@@ -763,6 +842,8 @@ const char* variant_name(TcVariant v) {
     case TcVariant::T2K128: return "tma 128 rows/128 keys";
     case TcVariant::T3K64: return "tma 192 rows/64 keys";
     case TcVariant::T3K128: return "tma 192 rows/128 keys";
+    case TcVariant::V1K64: return "tma overlapped 64 rows/64 keys";
+    case TcVariant::V1K128: return "tma overlapped 64 rows/128 keys";
   }
   return "?";
 }
@@ -798,6 +879,8 @@ void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g
     if (p.var == TcVariant::T2K128) return launch_tma<T, 2, 128>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::T3K64) return launch_tma<T, 3, 64>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::V1K64) return launch_tma<T, 1, 64, true>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::V1K128) return launch_tma<T, 1, 128, true>(st, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
@@ -822,7 +905,7 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the six tilings of each of the wgmma and TMA kernels. Splitting the keys is tried only when the
+// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's two overlapped ones. Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
@@ -830,8 +913,8 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
                                      TcVariant::M2W2,   TcVariant::G1K64,  TcVariant::G1K128, TcVariant::G2K64,
                                      TcVariant::G2K128, TcVariant::G3K64,  TcVariant::G3K128, TcVariant::T1K64,
                                      TcVariant::T1K128, TcVariant::T2K64,  TcVariant::T2K128, TcVariant::T3K64,
-                                     TcVariant::T3K128};
-  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 17 : 5;
+                                     TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128};
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 19 : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -943,14 +1026,14 @@ bool attention_wgmma_available(const CudaContext& c) { return c.hopper_mma(); }
 
 namespace {
 
-// The Hopper variant (warpgroups × key_tile, the TMA kernel when `tma`) of a, checked as attention_wgmma_variant
-// documents.
+// The Hopper variant (kernel, warpgroups × key_tile) of a, checked as attention_wgmma_variant documents.
 void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, const Shape& shape, int64_t out_numel,
-                        int warpgroups, int key_tile, int splits, bool tma, const char* what) {
+                        HopperAttention kernel, int warpgroups, int key_tile, int splits, const char* what) {
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, what, " (cuda): the wgmma kernels need an ",
               "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
               c.sm_version(), ")");
-  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= 3 &&
+  const int max_wg = kernel == HopperAttention::TmaOverlapped ? 1 : 3;
+  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= max_wg &&
                   (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
               ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
               " warpgroups, ", key_tile, " keys /", splits, " not supported");
@@ -960,27 +1043,32 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
                                            {{TcVariant::T1K64, TcVariant::T1K128},
                                             {TcVariant::T2K64, TcVariant::T2K128},
                                             {TcVariant::T3K64, TcVariant::T3K128}}};
+  const TcVariant var = kernel == HopperAttention::TmaOverlapped
+                            ? (key_tile == 128 ? TcVariant::V1K128 : TcVariant::V1K64)
+                            : kByShape[kernel == HopperAttention::Tma][warpgroups - 1][key_tile == 128];
   if (out_numel == 0) return;
   c.make_current();
   a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
-  run_tc_any(c, a, scale, g, TcPlan{kByShape[tma][warpgroups - 1][key_tile == 128], splits});
+  run_tc_any(c, a, scale, g, TcPlan{var, splits});
 }
 
 }  // namespace
 
 void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
-                             Tensor& out, int warpgroups, int key_tile, int splits, bool tma) {
+                             Tensor& out, int warpgroups, int key_tile, int splits, HopperAttention kernel) {
   const Dims g = separate_dims(q, k, "attention_wgmma_variant");
   const TcArgs a = separate_args(q, k, v, out, g);
-  run_hopper_variant(c, a, g, scale, q.shape(), out.numel(), warpgroups, key_tile, splits, tma, "attention_wgmma_variant");
+  run_hopper_variant(c, a, g, scale, q.shape(), out.numel(), kernel, warpgroups, key_tile, splits,
+                     "attention_wgmma_variant");
 }
 
 void attention_qkv_wgmma_variant(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out,
-                                 int warpgroups, int key_tile, int splits, bool tma) {
+                                 int warpgroups, int key_tile, int splits, HopperAttention kernel) {
   const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
   const Dims g = checked_dims(b, heads, n, n, d, "attention_qkv_wgmma_variant", qkv.shape());
   const TcArgs a = packed_args(qkv, heads, out, g);
-  run_hopper_variant(c, a, g, scale, qkv.shape(), out.numel(), warpgroups, key_tile, splits, tma, "attention_qkv_wgmma_variant");
+  run_hopper_variant(c, a, g, scale, qkv.shape(), out.numel(), kernel, warpgroups, key_tile, splits,
+                     "attention_qkv_wgmma_variant");
 }
 
 // Every tensor-core variant launch_variant can run for (T, D): one m-tile per warp with 4 / 2 / 1 warps, for
@@ -1010,12 +1098,16 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
     const auto add_tma = [&](const void* kernel, int warpgroups, int keys) {
       out.push_back({str_cat("flash_attention_tma<", type, ",", warpgroups, "x", keys, ">"), kernel});
     };
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64>>), 1, 64);
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128>>), 1, 128);
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 64, kTmaStages<64>>), 2, 64);
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, kTmaStages<128>>), 2, 128);
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, kTmaStages<64>>), 3, 64);
-    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, kTmaStages<128>>), 3, 128);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64, false>, false>), 1, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128, false>, false>), 1, 128);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 64, kTmaStages<64, false>, false>), 2, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, kTmaStages<128, false>, false>), 2, 128);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, kTmaStages<64, false>, false>), 3, 64);
+    add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, kTmaStages<128, false>, false>), 3, 128);
+    out.push_back({str_cat("flash_attention_tma<", type, ",1x64,overlapped>"),
+                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64, true>, true>)});
+    out.push_back({str_cat("flash_attention_tma<", type, ",1x128,overlapped>"),
+                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128, true>, true>)});
   }
 }
 

@@ -17,17 +17,22 @@ void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const T
 // Whether attention_wgmma_variant runs on c (CudaContext::hopper_mma()).
 bool attention_wgmma_available(const CudaContext& c);
 
-// cuda::attention forced to a Hopper kernel (D = 64) with `warpgroups` (1..3) of 64 query rows per block and K / V
-// tiles of `key_tile` (64, 128) keys, split-KV as above: flash_attention_wgmma (cp.async, the warpgroups in step),
-// or with `tma` flash_attention_tma (tensor-memory-accelerator loads, the warpgroups free-running). Throws
-// Unsupported where !CudaContext::hopper_mma() (not an sm_90 GPU, or no sm_90a image in the build), InvalidArgument
-// when the tensor-core kernels do not apply or D != 64.
+// The Hopper kernels (D = 64, sm_90a): flash_attention_wgmma (cp.async, the warpgroups of a block in step),
+// flash_attention_tma (tensor-memory-accelerator loads, the warpgroups free-running), and the latter with each
+// warpgroup overlapping its own tiles (one warpgroup per block only).
+enum class HopperAttention { Wgmma, Tma, TmaOverlapped };
+
+// cuda::attention forced to a Hopper kernel with `warpgroups` (1..3; 1 for TmaOverlapped) of 64 query rows per
+// block and K / V tiles of `key_tile` (64, 128) keys, split-KV as above. Throws Unsupported where
+// !CudaContext::hopper_mma() (not an sm_90 GPU, or no sm_90a image in the build), InvalidArgument when the
+// tensor-core kernels do not apply, D != 64 or the tiling does not exist.
 void attention_wgmma_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale,
-                             Tensor& out, int warpgroups, int key_tile, int splits = 1, bool tma = false);
+                             Tensor& out, int warpgroups, int key_tile, int splits = 1,
+                             HopperAttention kernel = HopperAttention::Wgmma);
 
 // cuda::attention_qkv (q, k, v read in place from the fused projection [B, N, 3·H·D]) forced to a Hopper kernel as
 // attention_wgmma_variant, with the same errors.
 void attention_qkv_wgmma_variant(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out,
-                                 int warpgroups, int key_tile, int splits, bool tma);
+                                 int warpgroups, int key_tile, int splits, HopperAttention kernel);
 
 }  // namespace dacpp::cuda
