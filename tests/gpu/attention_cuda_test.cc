@@ -15,7 +15,17 @@ namespace dacpp {
 namespace {
 
 const char* hopper_name(cuda::HopperAttention k) {
-  return k == cuda::HopperAttention::Wgmma ? "wgmma" : k == cuda::HopperAttention::Tma ? "tma" : "tma overlapped";
+  switch (k) {
+    case cuda::HopperAttention::Wgmma: return "wgmma";
+    case cuda::HopperAttention::Tma: return "tma";
+    case cuda::HopperAttention::TmaOverlapped: return "tma overlapped";
+    case cuda::HopperAttention::TmaOverlappedLean: return "tma overlapped lean";
+  }
+  return "?";
+}
+
+bool overlapped(cuda::HopperAttention k) {
+  return k == cuda::HopperAttention::TmaOverlapped || k == cuda::HopperAttention::TmaOverlappedLean;
 }
 
 struct AttnCase {
@@ -80,13 +90,13 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   expect_wgmma_error(4, 64, "4 warpgroups");
   expect_wgmma_error(1, 96, "96-key tiles");
   // The Hopper kernels: cp.async with the warpgroups in step, the TMA ring with free-running warpgroups, and the
-  // TMA ring with one warpgroup overlapping its own tiles.
+  // TMA ring with one warpgroup overlapping its own tiles (3 or 6 stages, or 2).
   for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
-                            cuda::HopperAttention::TmaOverlapped}) {
+                            cuda::HopperAttention::TmaOverlapped, cuda::HopperAttention::TmaOverlappedLean}) {
     for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
                                 std::pair{3, 64}, std::pair{3, 128}}) {
       const int wg = n_wg, keys = n_keys;
-      if (kernel == cuda::HopperAttention::TmaOverlapped && wg > 1) continue;
+      if (overlapped(kernel) && wg > 1) continue;
       check_splits(str_cat("attention ", hopper_name(kernel), " ", wg, "x", keys), [&](Tensor& o, int splits) {
         cuda::attention_wgmma_variant(ctx().cuda(), qd, kd, vd, scale, o, wg, keys, splits, kernel);
       });
@@ -203,11 +213,11 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
     // heads next to each head must not leak in.
     if (c.d != 64 || c.dt == DType::F32 || !cuda::attention_wgmma_available(ctx().cuda())) continue;
     for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
-                              cuda::HopperAttention::TmaOverlapped})
+                              cuda::HopperAttention::TmaOverlapped, cuda::HopperAttention::TmaOverlappedLean})
       for (const int wg : {1, 2, 3})
         for (const int keys : {64, 128})
           for (const int splits : {1, 3}) {
-            if (kernel == cuda::HopperAttention::TmaOverlapped && wg > 1) continue;
+            if (overlapped(kernel) && wg > 1) continue;
             Tensor o2 = nan_output({c.b, c.n, c.h, c.d}, c.dt, "out_variant");
             cuda::attention_qkv_wgmma_variant(ctx().cuda(), qd, c.h, scale, o2, wg, keys, splits, kernel);
             expect_close(o2, want, c.dt,
@@ -231,7 +241,8 @@ TEST_F(AttentionCudaLarge, TmaVariantRefusals) {
   };
   for (const Bad& bad : {Bad{cuda::HopperAttention::Tma, 4, 64}, Bad{cuda::HopperAttention::Tma, 1, 96},
                          Bad{cuda::HopperAttention::Tma, 0, 128}, Bad{cuda::HopperAttention::TmaOverlapped, 2, 128},
-                         Bad{cuda::HopperAttention::TmaOverlapped, 1, 32}}) {
+                         Bad{cuda::HopperAttention::TmaOverlapped, 1, 32},
+                         Bad{cuda::HopperAttention::TmaOverlappedLean, 3, 64}}) {
     try {
       cuda::attention_wgmma_variant(ctx().cuda(), q, q, q, 0.125f, out, bad.wg, bad.keys, 1, bad.kernel);
       ADD_FAILURE() << hopper_name(bad.kernel) << " variant " << bad.wg << "x" << bad.keys << " accepted";

@@ -448,11 +448,12 @@ constexpr int kTmaStages = (BC == 64 ? 4 : 2) + (OV ? (BC == 64 ? 2 : 1) : 0);
 // With OV each warpgroup also overlaps its own tiles (FA3's intra-warpgroup pipelining): the scores of tile i are
 // started, with P·V of tile i - 1, before the softmax of tile i runs, which then overlaps that P·V; the output is
 // rescaled once P·V has landed. Two blocks of one warpgroup share a multiprocessor (the second set of scores needs
-// the registers).
+// the registers), three with a lean ring of S = 2 stages (a stage's refill then starts only one tile ahead, the
+// other blocks covering its latency). Without OV, two blocks of two warpgroups share one (128 registers).
 // q / k / v are read through 4-D maps (D, rows, heads, batch): rows past nq / nk of a head read as zero (keys
 // masked), never a neighbouring head's or batch's. Shared memory: (64·WG + 2·S·BC)·128 bytes + 1 KiB for alignment.
 template <typename T, int WG, int BC, int S, bool OV>
-__global__ void __launch_bounds__(WG * 128, WG == 2 || OV ? 2 : 1)  // two blocks where 128 registers serve
+__global__ void __launch_bounds__(WG * 128, OV ? (S == 2 ? 3 : 2) : WG == 2 ? 2 : 1)
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
                         float scale_log2, Split sp) {
@@ -770,9 +771,9 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
   return tma_map_4d(base, dims, strides, box, what);
 }
 
-template <typename T, int WG, int BC, bool OV = false>
+template <typename T, int WG, int BC, bool OV = false, int kStages = kTmaStages<BC, OV>>
 void launch_tma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
-  constexpr int kRows = 64 * WG, kStages = kTmaStages<BC, OV>;
+  constexpr int kRows = 64 * WG;
   constexpr const char* kName = "flash_attention_tma";
   const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
@@ -815,12 +816,12 @@ void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tens
 
 // The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and the
 // warpgroups per block × keys per tile of flash_attention_wgmma (G) and flash_attention_tma (T; V: one warpgroup
-// overlapping its own tiles) (D = 64 where CudaContext::hopper_mma()).
+// overlapping its own tiles; L: the same with a two-stage ring) (D = 64 where CudaContext::hopper_mma()).
 enum class TcVariant : int {
   M1W4, M2W4, M2W2, M1W2, M1W1,
   G1K64, G1K128, G2K64, G2K128, G3K64, G3K128,
   T1K64, T1K128, T2K64, T2K128, T3K64, T3K128,
-  V1K64, V1K128
+  V1K64, V1K128, L1K64, L1K128
 };
 
 const char* variant_name(TcVariant v) {
@@ -844,6 +845,8 @@ const char* variant_name(TcVariant v) {
     case TcVariant::T3K128: return "tma 192 rows/128 keys";
     case TcVariant::V1K64: return "tma overlapped 64 rows/64 keys";
     case TcVariant::V1K128: return "tma overlapped 64 rows/128 keys";
+    case TcVariant::L1K64: return "tma overlapped lean 64 rows/64 keys";
+    case TcVariant::L1K128: return "tma overlapped lean 64 rows/128 keys";
   }
   return "?";
 }
@@ -881,6 +884,8 @@ void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g
     if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::V1K64) return launch_tma<T, 1, 64, true>(st, a, scale, g, p.splits);
     if (p.var == TcVariant::V1K128) return launch_tma<T, 1, 128, true>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::L1K64) return launch_tma<T, 1, 64, true, 2>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::L1K128) return launch_tma<T, 1, 128, true, 2>(st, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
@@ -905,7 +910,7 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's two overlapped ones. Splitting the keys is tried only when the
+// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's four overlapped ones. Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
@@ -913,8 +918,9 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
                                      TcVariant::M2W2,   TcVariant::G1K64,  TcVariant::G1K128, TcVariant::G2K64,
                                      TcVariant::G2K128, TcVariant::G3K64,  TcVariant::G3K128, TcVariant::T1K64,
                                      TcVariant::T1K128, TcVariant::T2K64,  TcVariant::T2K128, TcVariant::T3K64,
-                                     TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128};
-  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 19 : 5;
+                                     TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128, TcVariant::L1K64,
+                                     TcVariant::L1K128};
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 21 : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -1032,7 +1038,8 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, what, " (cuda): the wgmma kernels need an ",
               "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
               c.sm_version(), ")");
-  const int max_wg = kernel == HopperAttention::TmaOverlapped ? 1 : 3;
+  const bool overlapped = kernel == HopperAttention::TmaOverlapped || kernel == HopperAttention::TmaOverlappedLean;
+  const int max_wg = overlapped ? 1 : 3;
   DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= max_wg &&
                   (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
               ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
@@ -1043,9 +1050,11 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
                                            {{TcVariant::T1K64, TcVariant::T1K128},
                                             {TcVariant::T2K64, TcVariant::T2K128},
                                             {TcVariant::T3K64, TcVariant::T3K128}}};
-  const TcVariant var = kernel == HopperAttention::TmaOverlapped
-                            ? (key_tile == 128 ? TcVariant::V1K128 : TcVariant::V1K64)
-                            : kByShape[kernel == HopperAttention::Tma][warpgroups - 1][key_tile == 128];
+  const TcVariant var =
+      kernel == HopperAttention::TmaOverlapped       ? (key_tile == 128 ? TcVariant::V1K128 : TcVariant::V1K64)
+      : kernel == HopperAttention::TmaOverlappedLean ? (key_tile == 128 ? TcVariant::L1K128 : TcVariant::L1K64)
+                                                     : kByShape[kernel == HopperAttention::Tma][warpgroups - 1]
+                                                               [key_tile == 128];
   if (out_numel == 0) return;
   c.make_current();
   a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
@@ -1108,6 +1117,10 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
                    reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64, true>, true>)});
     out.push_back({str_cat("flash_attention_tma<", type, ",1x128,overlapped>"),
                    reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128, true>, true>)});
+    out.push_back({str_cat("flash_attention_tma<", type, ",1x64,overlapped,2 stages>"),
+                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, 2, true>)});
+    out.push_back({str_cat("flash_attention_tma<", type, ",1x128,overlapped,2 stages>"),
+                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, 2, true>)});
   }
 }
 
