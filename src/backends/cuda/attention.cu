@@ -12,6 +12,10 @@
 // (exp2 with scale·log2 e folded in), P is rounded to the input dtype only as the mma operand. Shared memory is
 // (rows + 4·64)·(D + 8) elements whatever N: 45 KiB for D = 64 and 64 rows, 54 KiB for 128 rows.
 //
+// On Hopper (an sm_90a build, D = 64) the tuner also times flash_attention_wgmma (wgmma, cp.async, warpgroups in
+// step) and flash_attention_tma (Q / K / V by the tensor memory accelerator through 4-D tensor maps, a ring of stages
+// per block, warpgroups out of step; optionally each warpgroup overlapping its own tiles).
+//
 // attention_simt (f32 exact, and any dtype with other D <= 256 or unaligned pointers): one block = 16 query rows,
 // 4 warps of 4 rows; per tile of 32 keys each lane scores one key, the warp runs the online softmax, and each lane
 // accumulates D/32 output columns. All math f32 (expf, no fast math).
