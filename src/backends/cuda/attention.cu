@@ -728,22 +728,33 @@ void launch_combine(cudaStream_t st, const TcArgs& a, const Dims& g, const Split
   DACPP_CUDA_LAUNCH_CHECK("attention_combine");
 }
 
-// One launch of a flash kernel (flash_attention_tc or flash_attention_wgmma: same parameters) over row blocks of
-// `rows` queries with `threads` threads and `smem` bytes, the keys split in tiles of `tile` when `splits` > 1, then
-// the combine pass of a split launch.
-template <typename T, int D, typename Kernel>
-void launch_flash(cudaStream_t st, Kernel kernel, const char* name, int rows, int threads, size_t smem, int tile,
-                  const TcArgs& a, float scale, const Dims& g, int splits) {
-  set_smem(reinterpret_cast<const void*>(kernel), smem, name);
+// One launch of a flash kernel over row blocks of `rows` queries with `threads` threads and `smem` bytes (opted in
+// for `kernel`), the keys split in tiles of `tile` when `splits` > 1, then the combine pass of a split launch.
+// launch(grid, threads, smem, scale_log2, split) enqueues the kernel itself (its parameters differ per kernel).
+template <typename T, int D, typename Launch>
+void launch_split_kv(cudaStream_t st, const void* kernel, const char* name, int rows, int threads, size_t smem,
+                     int tile, const TcArgs& a, float scale, const Dims& g, int splits, const Launch& launch) {
+  set_smem(kernel, smem, name);
   const Split sp = make_split(a, g, splits, tile);
   DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal, name,
               ": a split-KV launch without partial-result memory");
   const dim3 grid((g.nq + rows - 1) / rows, g.b * g.h, sp.splits);
-  kernel<<<grid, threads, smem, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
-                                      static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h, g.nq, g.nk,
-                                      scale * 1.4426950408889634f, a.st, sp);
+  launch(grid, threads, smem, scale * 1.4426950408889634f, sp);
   DACPP_CUDA_LAUNCH_CHECK(name);
   launch_combine<T, D>(st, a, g, sp);
+}
+
+// launch_split_kv of a kernel reading q / k / v by pointer (flash_attention_tc or flash_attention_wgmma: same
+// parameters).
+template <typename T, int D, typename Kernel>
+void launch_flash(cudaStream_t st, Kernel kernel, const char* name, int rows, int threads, size_t smem, int tile,
+                  const TcArgs& a, float scale, const Dims& g, int splits) {
+  launch_split_kv<T, D>(st, reinterpret_cast<const void*>(kernel), name, rows, threads, smem, tile, a, scale, g, splits,
+                        [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
+                          kernel<<<grid, block, bytes, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
+                                                             static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h,
+                                                             g.nq, g.nk, scale_log2, a.st, sp);
+                        });
 }
 
 template <typename T, int D, int MT, int WARPS>
@@ -778,21 +789,16 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
 template <typename T, int WG, int BC, bool OV = false, int kStages = kTmaStages<BC, OV>>
 void launch_tma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 64 * WG;
-  constexpr const char* kName = "flash_attention_tma";
   const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
-  set_smem(reinterpret_cast<const void*>(kernel), smem, kName);
-  const Split sp = make_split(a, g, splits, BC);
-  DACPP_CHECK(sp.splits == 1 || a.partials != nullptr, ErrorCode::Internal, kName,
-              ": a split-KV launch without partial-result memory");
   const CUtensorMap mq = head_map(a.q, a, g, g.nq, a.st.q_head, a.st.q_batch, kRows, "attention q");
   const CUtensorMap mk = head_map(a.k, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention k");
   const CUtensorMap mv = head_map(a.v, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention v");
-  const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h, sp.splits);
-  kernel<<<grid, WG * 128, smem, st>>>(mq, mk, mv, static_cast<T*>(a.out), g.h, g.nq, g.nk,
-                                       scale * 1.4426950408889634f, sp);
-  DACPP_CUDA_LAUNCH_CHECK(kName);
-  launch_combine<T, 64>(st, a, g, sp);
+  launch_split_kv<T, 64>(st, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
+                         scale, g, splits, [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
+                           kernel<<<grid, block, bytes, st>>>(mq, mk, mv, static_cast<T*>(a.out), g.h, g.nq, g.nk,
+                                                              scale_log2, sp);
+                         });
 }
 
 template <typename T, int DC>

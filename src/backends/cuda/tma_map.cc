@@ -66,7 +66,8 @@ CUtensorMap encode(const void* base, cuuint32_t rank, const uint64_t* dims, cons
     if (dims[i] == 0 || dims[i] > kMaxDim) refuse("a dimension is 0 or above 2^32");
   for (cuuint32_t i = 0; i + 1 < rank; ++i)
     if (strides[i] % 16 != 0 || strides[i] < dims[0] * kElem || strides[i] >= kMaxStride)
-      refuse("the row stride must be a multiple of 16 bytes, hold a row, and stay below 2^40");
+      refuse(str_cat(rank == 2 ? std::string("the row stride") : str_cat("the stride of dimension ", i + 1),
+                     " must be a multiple of 16 bytes, hold a row, and stay below 2^40"));
   for (cuuint32_t i = 0; i < rank; ++i)
     if (box[i] == 0 || box[i] > 256) refuse("a box dimension is outside 1..256");
   if (box[0] * kElem % 16 != 0 || box[0] * kElem > 128)
