@@ -41,10 +41,6 @@ const Encoder& encoder() {
   return e;
 }
 
-}  // namespace
-
-namespace {
-
 // The checks and the encode shared by tma_map_2d and tma_map_4d (`rank` dimensions, rank - 1 strides).
 CUtensorMap encode(const void* base, cuuint32_t rank, const uint64_t* dims, const uint64_t* strides,
                    const uint32_t* box, const char* what) {
