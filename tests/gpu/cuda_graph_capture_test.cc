@@ -5,6 +5,7 @@
 // Run from the repository root (the fixtures are tests/fixtures/...).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -48,6 +49,46 @@ TEST_P(CudaGraphCapture, ForwardIsCapturedAndReplaysMatchEager) {
   EXPECT_EQ(graphed.captured_graphs(), c.capturable ? 1u : 0u)
       << (c.capturable ? "the forward was not captured (DACPP_LOG=info names the reason)"
                        : "a forward expected to stay eager was captured");
+}
+
+// Programmatic dependent launch (cuda_common.cuh: launch_kernel) lets a kernel's blocks start while the one before it
+// finishes; each waits for its predecessor before touching memory. A kernel that read or wrote too early would show
+// here as a difference from the same forward with it off (DACPP_PDL=0 when the context is made), eager and
+// replayed, on every model class.
+TEST_P(CudaGraphCapture, ProgrammaticLaunchGivesThePlainLaunchResult) {
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const CaptureCase& c = GetParam();
+  LoadOptions lo;
+  lo.device = Device::cuda(0);
+  lo.precision = DType::BF16;
+  auto model = Model::load(c.path, lo);
+  RunnerOptions eager_options;
+  eager_options.cuda_graphs = false;
+  ASSERT_EQ(setenv("DACPP_PDL", "0", 1), 0);
+  Runner plain(model, eager_options);
+  ASSERT_EQ(unsetenv("DACPP_PDL"), 0);
+  Runner pdl_eager(model, eager_options), pdl_graphed(model);
+  const Tensor x = gputest::random_input(c.h, c.w, 12, c.views);
+  const ForwardResult want = plain.forward(x);
+  for (Runner* r : {&pdl_eager, &pdl_graphed}) {
+    for (int i = 0; i < 3; ++i) {
+      const ForwardResult got = r->forward(x);
+      ASSERT_EQ(got.depth.shape(), want.depth.shape());
+      EXPECT_EQ(std::memcmp(got.depth.data<float>(), want.depth.data<float>(), want.depth.nbytes()), 0)
+          << (r == &pdl_eager ? "eager" : "graphed") << " run " << i;
+      if (want.conf.defined()) {
+        ASSERT_TRUE(got.conf.defined());
+        EXPECT_EQ(std::memcmp(got.conf.data<float>(), want.conf.data<float>(), want.conf.nbytes()), 0)
+            << (r == &pdl_eager ? "eager" : "graphed") << " run " << i;
+      }
+      if (want.extrinsics.defined()) {
+        ASSERT_TRUE(got.extrinsics.defined());
+        EXPECT_EQ(std::memcmp(got.extrinsics.data<float>(), want.extrinsics.data<float>(), want.extrinsics.nbytes()),
+                  0)
+            << (r == &pdl_eager ? "eager" : "graphed") << " run " << i;
+      }
+    }
+  }
 }
 
 std::string capture_name(const ::testing::TestParamInfo<CaptureCase>& i) {

@@ -28,6 +28,7 @@
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tma_map.h"
 #include "backends/cuda/tma_util.cuh"
@@ -185,6 +186,7 @@ template <typename T, int D, int MT, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32)
     flash_attention_tc(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
                        int heads, int nq, int nk, float scale_log2, Strides st, Split sp) {
+  pdl_enter();
   constexpr int kThreads = WARPS * 32, kRows = 16 * MT * WARPS;
   constexpr int kStride = D + 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -399,6 +401,7 @@ template <typename T, int WG, int BC>
 __global__ void __launch_bounds__(WG * 128)
     flash_attention_wgmma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                           T* __restrict__ out, int heads, int nq, int nk, float scale_log2, Strides st, Split sp) {
+  pdl_enter();
 #if DACPP_HAS_WGMMA
   constexpr int D = 64, kRows = 64 * WG, kThreads = 128 * WG, kTile = BC * 128;
   extern __shared__ unsigned char smem_raw[];
@@ -461,6 +464,7 @@ __global__ void __launch_bounds__(WG * 128, OV ? (S == 2 ? 3 : 2) : WG == 2 ? 2 
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
                         float scale_log2, Split sp) {
+  pdl_enter();
 #if DACPP_HAS_WGMMA
   constexpr int D = 64, kRows = 64 * WG, kTile = BC * 128, kWarps = 4 * WG;
   extern __shared__ unsigned char smem_raw[];
@@ -556,6 +560,7 @@ template <typename T, int D>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     attention_combine(const float* __restrict__ o, const float* __restrict__ lse, T* __restrict__ out, int splits,
                       int heads, int nq, int64_t rows) {
+  pdl_enter();
   const int64_t r = static_cast<int64_t>(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (r >= rows) return;
@@ -585,6 +590,7 @@ template <typename T, int DC>
 __global__ void __launch_bounds__(kSimtWarps * 32)
     attention_simt(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
                    int heads, int nq, int nk, int d, float scale) {
+  pdl_enter();
   constexpr int kRows = kSimtWarps * kSimtRows;
   extern __shared__ float smem_f[];
   float* sq = smem_f;                       // [kRows][d]
@@ -720,19 +726,19 @@ Split make_split(const TcArgs& a, const Dims& g, int splits, int tile) {
 
 // After a split-KV launch: the partial results combined into a.out (nothing for an unsplit one).
 template <typename T, int D>
-void launch_combine(cudaStream_t st, const TcArgs& a, const Dims& g, const Split& sp) {
+void launch_combine(const CudaContext& c, const TcArgs& a, const Dims& g, const Split& sp) {
   if (sp.splits == 1) return;
   const int64_t rows = int64_t{g.b} * g.h * g.nq;
-  attention_combine<T, D><<<static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32,
-                            0, st>>>(sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
-  DACPP_CUDA_LAUNCH_CHECK("attention_combine");
+  launch_kernel(c, "attention_combine", attention_combine<T, D>,
+                static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32, 0, c.stream(),
+                sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
 }
 
 // One launch of a flash kernel over row blocks of `rows` queries with `threads` threads and `smem` bytes (opted in
 // for `kernel`), the keys split in tiles of `tile` when `splits` > 1, then the combine pass of a split launch.
 // launch(grid, threads, smem, scale_log2, split) enqueues the kernel itself (its parameters differ per kernel).
 template <typename T, int D, typename Launch>
-void launch_split_kv(cudaStream_t st, const void* kernel, const char* name, int rows, int threads, size_t smem,
+void launch_split_kv(const CudaContext& c, const void* kernel, const char* name, int rows, int threads, size_t smem,
                      int tile, const TcArgs& a, float scale, const Dims& g, int splits, const Launch& launch) {
   set_smem(kernel, smem, name);
   const Split sp = make_split(a, g, splits, tile);
@@ -740,37 +746,36 @@ void launch_split_kv(cudaStream_t st, const void* kernel, const char* name, int 
               ": a split-KV launch without partial-result memory");
   const dim3 grid((g.nq + rows - 1) / rows, g.b * g.h, sp.splits);
   launch(grid, threads, smem, scale * 1.4426950408889634f, sp);
-  DACPP_CUDA_LAUNCH_CHECK(name);
-  launch_combine<T, D>(st, a, g, sp);
+  launch_combine<T, D>(c, a, g, sp);
 }
 
 // launch_split_kv of a kernel reading q / k / v by pointer (flash_attention_tc or flash_attention_wgmma: same
 // parameters).
 template <typename T, int D, typename Kernel>
-void launch_flash(cudaStream_t st, Kernel kernel, const char* name, int rows, int threads, size_t smem, int tile,
+void launch_flash(const CudaContext& c, Kernel kernel, const char* name, int rows, int threads, size_t smem, int tile,
                   const TcArgs& a, float scale, const Dims& g, int splits) {
-  launch_split_kv<T, D>(st, reinterpret_cast<const void*>(kernel), name, rows, threads, smem, tile, a, scale, g, splits,
+  launch_split_kv<T, D>(c, reinterpret_cast<const void*>(kernel), name, rows, threads, smem, tile, a, scale, g, splits,
                         [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
-                          kernel<<<grid, block, bytes, st>>>(static_cast<const T*>(a.q), static_cast<const T*>(a.k),
-                                                             static_cast<const T*>(a.v), static_cast<T*>(a.out), g.h,
-                                                             g.nq, g.nk, scale_log2, a.st, sp);
+                          launch_kernel(c, name, kernel, grid, block, bytes, c.stream(), static_cast<const T*>(a.q),
+                                        static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.out),
+                                        g.h, g.nq, g.nk, scale_log2, a.st, sp);
                         });
 }
 
 template <typename T, int D, int MT, int WARPS>
-void launch_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
+void launch_tc(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 16 * MT * WARPS;
   const size_t smem = static_cast<size_t>(kRows + 4 * kBc) * (D + 8) * sizeof(T);
-  launch_flash<T, D>(st, flash_attention_tc<T, D, MT, WARPS>, "flash_attention_tc", kRows, WARPS * 32, smem, kBc, a,
+  launch_flash<T, D>(c, flash_attention_tc<T, D, MT, WARPS>, "flash_attention_tc", kRows, WARPS * 32, smem, kBc, a,
                      scale, g, splits);
 }
 
 template <typename T, int WG, int BC>
-void launch_wgmma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
+void launch_wgmma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 64 * WG;
   const size_t smem = static_cast<size_t>(kRows + 4 * BC) * 128 + 1024;  // + 1 KiB to align the tiles
-  launch_flash<T, 64>(st, flash_attention_wgmma<T, WG, BC>, "flash_attention_wgmma", kRows, WG * 128, smem, BC, a,
-                      scale, g, splits);
+  launch_flash<T, 64>(c, flash_attention_wgmma<T, WG, BC>, "flash_attention_wgmma", kRows, WG * 128, smem, BC, a, scale,
+                      g, splits);
 }
 
 // The TMA kernel's map of q, k or v (`rows` rows per head, `head` / `batch` elements apart, rows a.st.row apart):
@@ -787,41 +792,40 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
 }
 
 template <typename T, int WG, int BC, bool OV = false, int kStages = kTmaStages<BC, OV>>
-void launch_tma(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, int splits) {
+void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits) {
   constexpr int kRows = 64 * WG;
   const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
   const CUtensorMap mq = head_map(a.q, a, g, g.nq, a.st.q_head, a.st.q_batch, kRows, "attention q");
   const CUtensorMap mk = head_map(a.k, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention k");
   const CUtensorMap mv = head_map(a.v, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention v");
-  launch_split_kv<T, 64>(st, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
+  launch_split_kv<T, 64>(c, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
                          scale, g, splits, [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
-                           kernel<<<grid, block, bytes, st>>>(mq, mk, mv, static_cast<T*>(a.out), g.h, g.nq, g.nk,
-                                                              scale_log2, sp);
+                           launch_kernel(c, "flash_attention_tma", kernel, grid, block, bytes, c.stream(), mq, mk, mv,
+                                         static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp);
                          });
 }
 
 template <typename T, int DC>
-void launch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+void launch_simt(const CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                  const Dims& g) {
   const auto kernel = attention_simt<T, DC>;
   constexpr int kRows = kSimtWarps * kSimtRows;
   const size_t smem = sizeof(float) * (static_cast<size_t>(kRows) * g.d + kSimtKeys * (g.d + 1) + kSimtKeys * g.d);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "attention_simt");
   const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
-  kernel<<<grid, kSimtWarps * 32, smem, st>>>(static_cast<const T*>(q.raw()), static_cast<const T*>(k.raw()),
-                                               static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h,
-                                               g.nq, g.nk, g.d, scale);
-  DACPP_CUDA_LAUNCH_CHECK("attention_simt");
+  launch_kernel(c, "attention_simt", kernel, grid, kSimtWarps * 32, smem, c.stream(), static_cast<const T*>(q.raw()),
+                static_cast<const T*>(k.raw()), static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
+                g.nk, g.d, scale);
 }
 
 template <typename T>
-void dispatch_simt(cudaStream_t st, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
+void dispatch_simt(const CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,
                    const Dims& g) {
-  if (g.d <= 32) return launch_simt<T, 1>(st, q, k, v, scale, out, g);
-  if (g.d <= 64) return launch_simt<T, 2>(st, q, k, v, scale, out, g);
-  if (g.d <= 128) return launch_simt<T, 4>(st, q, k, v, scale, out, g);
-  return launch_simt<T, 8>(st, q, k, v, scale, out, g);
+  if (g.d <= 32) return launch_simt<T, 1>(c, q, k, v, scale, out, g);
+  if (g.d <= 64) return launch_simt<T, 2>(c, q, k, v, scale, out, g);
+  if (g.d <= 128) return launch_simt<T, 4>(c, q, k, v, scale, out, g);
+  return launch_simt<T, 8>(c, q, k, v, scale, out, g);
 }
 
 // The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and the
@@ -878,44 +882,44 @@ struct TcPlan {
 };
 
 template <typename T, int D>
-void launch_variant(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
+void launch_variant(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
   if constexpr (D == 64) {
-    if (p.var == TcVariant::G1K64) return launch_wgmma<T, 1, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::G1K128) return launch_wgmma<T, 1, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::G2K64) return launch_wgmma<T, 2, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::G2K128) return launch_wgmma<T, 2, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::G3K64) return launch_wgmma<T, 3, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::G3K128) return launch_wgmma<T, 3, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T1K64) return launch_tma<T, 1, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T1K128) return launch_tma<T, 1, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T2K64) return launch_tma<T, 2, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T2K128) return launch_tma<T, 2, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T3K64) return launch_tma<T, 3, 64>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::V1K64) return launch_tma<T, 1, 64, true>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::V1K128) return launch_tma<T, 1, 128, true>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::L1K64) return launch_tma<T, 1, 64, true, 2>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::L1K128) return launch_tma<T, 1, 128, true, 2>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::G1K64) return launch_wgmma<T, 1, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::G1K128) return launch_wgmma<T, 1, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::G2K64) return launch_wgmma<T, 2, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::G2K128) return launch_wgmma<T, 2, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::G3K64) return launch_wgmma<T, 3, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::G3K128) return launch_wgmma<T, 3, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T1K64) return launch_tma<T, 1, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T1K128) return launch_tma<T, 1, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T2K64) return launch_tma<T, 2, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T2K128) return launch_tma<T, 2, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T3K64) return launch_tma<T, 3, 64>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V1K64) return launch_tma<T, 1, 64, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V1K128) return launch_tma<T, 1, 128, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L1K64) return launch_tma<T, 1, 64, true, 2>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L1K128) return launch_tma<T, 1, 128, true, 2>(c, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
-    if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(st, a, scale, g, p.splits);
-    if (p.var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(st, a, scale, g, p.splits);
+    if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::M2W2) return launch_tc<T, D, 2, 2>(c, a, scale, g, p.splits);
   }
-  if (p.var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(st, a, scale, g, p.splits);
-  if (p.var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(st, a, scale, g, p.splits);
-  launch_tc<T, D, 1, 4>(st, a, scale, g, p.splits);
+  if (p.var == TcVariant::M1W2) return launch_tc<T, D, 1, 2>(c, a, scale, g, p.splits);
+  if (p.var == TcVariant::M1W1) return launch_tc<T, D, 1, 1>(c, a, scale, g, p.splits);
+  launch_tc<T, D, 1, 4>(c, a, scale, g, p.splits);
 }
 
 template <typename T>
-void run_tc(cudaStream_t st, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
-  if (g.d == 64) return launch_variant<T, 64>(st, a, scale, g, p);
-  if (g.d == 32) return launch_variant<T, 32>(st, a, scale, g, p);
-  launch_variant<T, 128>(st, a, scale, g, p);
+void run_tc(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
+  if (g.d == 64) return launch_variant<T, 64>(c, a, scale, g, p);
+  if (g.d == 32) return launch_variant<T, 32>(c, a, scale, g, p);
+  launch_variant<T, 128>(c, a, scale, g, p);
 }
 
 void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcPlan p) {
-  if (a.dtype == DType::BF16) return run_tc<__nv_bfloat16>(c.stream(), a, scale, g, p);
-  run_tc<__half>(c.stream(), a, scale, g, p);
+  if (a.dtype == DType::BF16) return run_tc<__nv_bfloat16>(c, a, scale, g, p);
+  run_tc<__half>(c, a, scale, g, p);
 }
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
@@ -972,7 +976,6 @@ void attention_into(CudaContext& c, const Tensor& q, const Tensor& k, const Tens
   if (out.numel() == 0) return;
   const Dims g = separate_dims(q, k, "attention");
   c.make_current();
-  const cudaStream_t st = c.stream();
   TcArgs a = separate_args(q, k, v, out, g);
   if (tc_applies(a, g, scale)) {
     a.partials = partials ? partials
@@ -981,11 +984,11 @@ void attention_into(CudaContext& c, const Tensor& q, const Tensor& k, const Tens
   }
   switch (q.dtype()) {
     case DType::BF16:
-      return dispatch_simt<__nv_bfloat16>(st, q, k, v, scale, out, g);
+      return dispatch_simt<__nv_bfloat16>(c, q, k, v, scale, out, g);
     case DType::F16:
-      return dispatch_simt<__half>(st, q, k, v, scale, out, g);
+      return dispatch_simt<__half>(c, q, k, v, scale, out, g);
     case DType::F32:
-      return dispatch_simt<float>(st, q, k, v, scale, out, g);
+      return dispatch_simt<float>(c, q, k, v, scale, out, g);
     default:
       break;
   }

@@ -124,6 +124,7 @@ template <typename T, int WM>
 __global__ void __launch_bounds__(kTcThreads)
     conv2d_tc(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias, T* __restrict__ y,
               ConvArgs a) {
+  pdl_enter();
   constexpr int kTcM = 32 * WM, NT = kTcN / (8 / WM) / 8, kS = kTcK + kTcPad;
   __shared__ __align__(16) T as[kTcM * kS];  // [m][k]
   __shared__ __align__(16) T bs[kTcN * kS];  // [pixel][k]
@@ -189,6 +190,7 @@ template <typename T>
 __global__ void __launch_bounds__(kSThreads)
     conv2d_simt(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias, T* __restrict__ y,
                 ConvArgs a) {
+  pdl_enter();
   constexpr int kAS = kSM + 4;  // padded row of as (keeps float4 alignment)
   __shared__ __align__(16) float as[kSK * kAS];  // [k][m]
   __shared__ __align__(16) float bs[kSK * kSN];  // [k][pixel]
@@ -233,8 +235,7 @@ __global__ void __launch_bounds__(kSThreads)
 
 // Tensor cores for bf16/f16, the exact f32 kernel for f32.
 template <typename T>
-void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
-            const ConvArgs& a) {
+void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a) {
   constexpr bool tensor_cores = !std::is_same_v<T, float>;
   const bool narrow = a.o <= 32;  // a 32-channel tile wastes no mma rows on the 32-channel head convs
   const int bm = tensor_cores ? (narrow ? 32 : 64) : kSM, bn = tensor_cores ? kTcN : kSN;
@@ -246,13 +247,11 @@ void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias
   T* yp = static_cast<T*>(y.raw());
   if constexpr (tensor_cores) {
     if (narrow)
-      conv2d_tc<T, 1><<<grid, kTcThreads, 0, st>>>(xp, wp, bias, yp, a);
+      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 1>, grid, kTcThreads, 0, c.stream(), xp, wp, bias, yp, a);
     else
-      conv2d_tc<T, 2><<<grid, kTcThreads, 0, st>>>(xp, wp, bias, yp, a);
-    DACPP_CUDA_LAUNCH_CHECK("conv2d_tc");
+      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 2>, grid, kTcThreads, 0, c.stream(), xp, wp, bias, yp, a);
   } else {
-    conv2d_simt<T><<<grid, kSThreads, 0, st>>>(xp, wp, bias, yp, a);
-    DACPP_CUDA_LAUNCH_CHECK("conv2d_simt");
+    launch_kernel(c, "conv2d_simt", conv2d_simt<T>, grid, kSThreads, 0, c.stream(), xp, wp, bias, yp, a);
   }
 }
 
@@ -290,10 +289,9 @@ void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   auto* kernel = &conv3x3::conv3x3_tc<T, WM, TH>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_tc: shared memory of ", smem, " bytes");
-  kernel<<<grid, conv3x3::kThreads, smem, st>>>(static_cast<const uint16_t*>(x.raw()),
-                                               static_cast<const uint16_t*>(wt.get()), bias,
-                                               static_cast<T*>(y.raw()), d);
-  DACPP_CUDA_LAUNCH_CHECK("conv3x3_tc");
+  launch_kernel(c, "conv3x3_tc", kernel, grid, conv3x3::kThreads, smem, c.stream(),
+                static_cast<const uint16_t*>(x.raw()), static_cast<const uint16_t*>(wt.get()), bias,
+                static_cast<T*>(y.raw()), d);
 }
 
 // ---- im2col + cuBLASLt ----
@@ -314,6 +312,7 @@ constexpr size_t kMaxColBytes = size_t{128} << 20;
 template <typename T, int V>
 __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
                               int rows, long long ld) {
+  pdl_enter();
   const int band_p = rows * a.ow, khw = a.kh * a.kw;
   const int p0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
   if (p0 >= band_p) return;
@@ -360,6 +359,7 @@ __global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, Conv
 template <typename T>
 __global__ void __launch_bounds__(256) im2col_s1_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a,
                                                         int n0, int nb, int oy0, int rows, long long ld, int R) {
+  pdl_enter();
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   extern __shared__ uint4 im2col_smem[];
   T* s = reinterpret_cast<T*>(im2col_smem);
@@ -413,6 +413,7 @@ __global__ void __launch_bounds__(256) im2col_s1_kernel(const T* __restrict__ x,
 template <typename T, int V>
 __global__ void channel_bias_act_kernel(T* y, const float* __restrict__ bias, int n, int o_count, long long plane,
                                         int relu) {
+  pdl_enter();
   using Vec = typename VecOf<V * sizeof(T)>::type;
   for (int img = blockIdx.z; img < n; img += gridDim.z) {
     for (int o = blockIdx.y; o < o_count; o += gridDim.y) {
@@ -440,9 +441,9 @@ void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long l
     constexpr int V = decltype(vec)::value;
     const dim3 grid(static_cast<unsigned>(std::min<long long>((plane / V + 255) / 256, 1 << 20)),
                     static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
-    channel_bias_act_kernel<T, V><<<grid, 256, 0, c.stream()>>>(y, bias, a.n, a.o, plane, a.relu);
+    launch_kernel(c, "conv2d_bias_act", channel_bias_act_kernel<T, V>, grid, 256, 0, c.stream(), y, bias, a.n, a.o,
+                  plane, a.relu);
   });
-  DACPP_CUDA_LAUNCH_CHECK("conv2d_bias_act");
 }
 
 // ---- row-shifted GEMMs (vertical stride 1) ----
@@ -466,6 +467,7 @@ bool row_gemm_applies(const ConvArgs& a) { return a.sh == 1 && a.kh > 1; }
 template <typename T, int V>
 __global__ void rowcol_kernel(const T* __restrict__ x, T* __restrict__ col, ConvArgs a, int n0, int nb, int oy0,
                               int rows_in) {
+  pdl_enter();
   const int plane_out = rows_in * a.ow;
   const int e0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
   if (e0 >= plane_out) return;
@@ -529,10 +531,9 @@ void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
     constexpr int V = decltype(vec)::value;
     const int gx = (plane_out / V + 255) / 256;
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
-    rowcol_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
-        x, col, a, n0, nb, oy0, rows_in);
+    launch_kernel(c, "conv2d_rowcol", rowcol_kernel<T, V>, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
+                  256, 0, c.stream(), x, col, a, n0, nb, oy0, rows_in);
   });
-  DACPP_CUDA_LAUNCH_CHECK("conv2d_rowcol");
 }
 
 // y[n0 + i, o, oy0·OW + j] = act(d[i, o, j] + bias[o]) for j < m: a band of f32 partial sums (row-shifted GEMMs of a
@@ -540,6 +541,7 @@ void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
 template <typename T>
 __global__ void store_band_kernel(const float* __restrict__ d, const float* __restrict__ bias, T* __restrict__ y,
                                   int o_count, long long m, long long plane, long long y_offset, int relu) {
+  pdl_enter();
   const int img = blockIdx.z;
   for (int o = blockIdx.y; o < o_count; o += gridDim.y) {
     const float* src = d + (static_cast<long long>(img) * o_count + o) * m;
@@ -559,9 +561,8 @@ void store_band(CudaContext& c, const float* d, const float* bias, T* y, const C
                 long long plane, long long y_offset) {
   const unsigned gx = static_cast<unsigned>(std::min<long long>((m + 255) / 256, 4 * c.sm_count()));
   const unsigned gy = static_cast<unsigned>(std::min(a.o, 65535));
-  store_band_kernel<T><<<dim3(gx, gy, static_cast<unsigned>(nb)), 256, 0, c.stream()>>>(d, bias, y, a.o, m, plane,
-                                                                                       y_offset, a.relu);
-  DACPP_CUDA_LAUNCH_CHECK("conv2d row-shifted store");
+  launch_kernel(c, "conv2d row-shifted store", store_band_kernel<T>, dim3(gx, gy, static_cast<unsigned>(nb)), 256, 0,
+                c.stream(), d, bias, y, a.o, m, plane, y_offset, a.relu);
 }
 
 // For bf16 / f16 the KH GEMMs accumulate into an f32 band buffer (GemmSpec::d_f32) behind X̃ in the scratch, rounded
@@ -689,8 +690,8 @@ bool im2col_s1(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, in
   const size_t smem = static_cast<size_t>((R + a.kh - 1) * row_bytes);
   const unsigned gx = static_cast<unsigned>((rows + R - 1) / R);
   const unsigned gy = static_cast<unsigned>(std::min(nb * a.c, 65535));
-  im2col_s1_kernel<T><<<dim3(gx, gy), 256, smem, c.stream()>>>(x, col, a, n0, nb, oy0, rows, ld, R);
-  DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col_s1");
+  launch_kernel(c, "conv2d_im2col_s1", im2col_s1_kernel<T>, dim3(gx, gy), 256, smem, c.stream(), x, col, a, n0, nb, oy0,
+                rows, ld, R);
   return true;
 }
 
@@ -704,10 +705,9 @@ void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
     const int gx = (band_p / V + 255) / 256;
     // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
-    im2col_kernel<T, V><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), 256, 0, c.stream()>>>(
-        x, col, a, n0, nb, oy0, rows, ld);
+    launch_kernel(c, "conv2d_im2col", im2col_kernel<T, V>, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
+                  256, 0, c.stream(), x, col, a, n0, nb, oy0, rows, ld);
   });
-  DACPP_CUDA_LAUNCH_CHECK("conv2d_im2col");
 }
 
 template <typename T>
@@ -866,17 +866,17 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
         const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
                             static_cast<unsigned>(nb));
         if (up) {
-          wg3::upsample_pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, *up);
-          DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled padded copy");
+          launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0,
+                        c.stream(), xp, xs, d, *up);
         } else {
-          wg3::pad_nhwc_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d);
-          DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma padded copy");
+          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, c.stream(), xp, xs,
+                        d);
         }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
                             static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
-        wg3::shift_pad_kernel<T><<<pad_grid, 256, 0, st>>>(xp, xs, d, nb);
-        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma shifted copies");
+        launch_kernel(c, "conv3x3_wgmma shifted copies", wg3::shift_pad_kernel<T>, pad_grid, 256, 0, c.stream(), xp, xs,
+                      d, nb);
       }
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
@@ -886,19 +886,16 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
         const CUtensorMap map_x = tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
                                              sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN,
                                              "conv3x3_wgmma padded copy");
-        wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>
-            <<<grid, WG * 128 + 32, smem, st>>>(map_w, map_x, bias, yp, partial, d);
-        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma_tma");
+        launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>, grid, WG * 128 + 32, smem,
+                      c.stream(), map_w, map_x, bias, yp, partial, d);
         if (splits > 1) {
           const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
-          wg3::split_reduce_kernel<T>
-              <<<grid_for(c, outputs, 256), 256, 0, st>>>(partial, bias, yp, d, nb, tiled_pixels(d.rows));
-          DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma split reduce");
+          launch_kernel(c, "conv3x3_wgmma split reduce", wg3::split_reduce_kernel<T>, grid_for(c, outputs, 256), 256, 0,
+                        c.stream(), partial, bias, yp, d, nb, tiled_pixels(d.rows));
         }
       } else {
-        wg3::conv3x3_wgmma_kernel<T, WG, STAGES>
-            <<<grid, WG * 128, smem, st>>>(xs, static_cast<const T*>(wt.get()), bias, yp, d);
-        DACPP_CUDA_LAUNCH_CHECK("conv3x3_wgmma");
+        launch_kernel(c, "conv3x3_wgmma", wg3::conv3x3_wgmma_kernel<T, WG, STAGES>, grid, WG * 128, smem, c.stream(),
+                      xs, static_cast<const T*>(wt.get()), bias, yp, d);
       }
     }
   }
@@ -1010,12 +1007,12 @@ void run_algo(CudaContext& c, const Tensor& x, const Tensor& w, const float* bia
                           [&](auto tag) { conv_row_gemm<decltype(tag)>(c, x, w, bias, y, a, gemm_what(x, w, y)); });
   switch (x.dtype()) {
     case DType::F32:
-      return launch<float>(c.stream(), x, w, bias, y, a);
+      return launch<float>(c, x, w, bias, y, a);
     case DType::BF16:
-      if (algo == ConvAlgo::Implicit) return launch<__nv_bfloat16>(c.stream(), x, w, bias, y, a);
+      if (algo == ConvAlgo::Implicit) return launch<__nv_bfloat16>(c, x, w, bias, y, a);
       return launch_direct<__nv_bfloat16>(c, x, w, bias, y, a, algo);
     case DType::F16:
-      if (algo == ConvAlgo::Implicit) return launch<__half>(c.stream(), x, w, bias, y, a);
+      if (algo == ConvAlgo::Implicit) return launch<__half>(c, x, w, bias, y, a);
       return launch_direct<__half>(c, x, w, bias, y, a, algo);
     default:
       break;

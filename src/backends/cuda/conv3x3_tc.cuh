@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/mma_util.cuh"
 
 namespace dacpp::cuda::conv3x3 {
@@ -149,6 +150,7 @@ template <typename T, int WM, int TH>
 __global__ void __launch_bounds__(kThreads, 2)
     conv3x3_tc(const uint16_t* __restrict__ x, const uint16_t* __restrict__ wt, const float* __restrict__ bias,
                T* __restrict__ y, Args a) {
+  pdl_enter();
   using G = Geo<TH>;
   constexpr int NT = TH * WM / 4, PW = 2 * TH * WM, kStage = stage_elems<WM, TH>();
   extern __shared__ __align__(16) uint16_t smem[];

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/mma_util.cuh"
 #include "backends/cuda/tma_util.cuh"
 #include "backends/cuda/wgmma_util.cuh"
@@ -63,6 +64,7 @@ inline long long padded_plane_of(int rows, int w) {
 // 8-element chunks, grid.y the images · C planes.
 template <typename T>
 __global__ void shift_pad_kernel(const T* __restrict__ x, T* __restrict__ xs, Args a, int images) {
+  pdl_enter();
   const int chunks = static_cast<int>(a.plane / 8);
   const long long planes = static_cast<long long>(images) * a.c;
   for (long long p = blockIdx.y; p < planes; p += gridDim.y)
@@ -108,6 +110,7 @@ __device__ __forceinline__ void store_padded_run(const T (&tile)[64][66], T* __r
 // images).
 template <typename T>
 __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a) {
+  pdl_enter();
   __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: a warp's column of writes hits 32 banks
   const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
   const bool row_in = row >= 0 && row < a.h;
@@ -160,6 +163,7 @@ __device__ __forceinline__ void upsample_tap(int in, float scale, int o, int& i0
 template <typename T>
 __global__ void __launch_bounds__(256)
     upsample_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, Upsample u) {
+  pdl_enter();
   __shared__ T tile[64][66];
   const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
   const bool row_in = row >= 0 && row < a.h;
@@ -239,6 +243,7 @@ template <typename T, int WG, int STAGES>
 __global__ void __launch_bounds__(WG * 128)
     conv3x3_wgmma_kernel(const T* __restrict__ xs, const T* __restrict__ wt, const float* __restrict__ bias,
                          T* __restrict__ y, Args a) {
+  pdl_enter();
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 3,
                 "the ring holds the step being read, the one still read by the wgmma in flight, and "
@@ -327,6 +332,7 @@ template <typename T, int WG, int STAGES>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                              const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial, Args a) {
+  pdl_enter();
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
   constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
@@ -408,6 +414,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
 template <typename T>
 __global__ void split_reduce_kernel(const float* __restrict__ partial, const float* __restrict__ bias,
                                     T* __restrict__ y, Args a, int images, long long pq) {
+  pdl_enter();
   const long long total = static_cast<long long>(images) * a.o * a.rows * a.w;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {

@@ -38,6 +38,7 @@ template <typename T>
 __global__ void __launch_bounds__(128)
     conv_transpose2d_gather(const T* __restrict__ x, const T* __restrict__ w, const float* __restrict__ bias,
                             T* __restrict__ y, DeconvArgs a) {
+  pdl_enter();
   const int ox = blockIdx.x * blockDim.x + threadIdx.x;
   const int oy = blockIdx.y;
   const int no = blockIdx.z, nb = no / a.o, o = no % a.o;
@@ -71,6 +72,7 @@ __global__ void __launch_bounds__(128)
 template <typename T, int V>
 __global__ void __launch_bounds__(256) deconv_scatter_kernel(const T* __restrict__ z, const float* __restrict__ bias,
                                                              T* __restrict__ y, DeconvArgs a) {
+  pdl_enter();
   const int runs_per_row = a.ow / V;
   const long long runs = static_cast<long long>(a.oh) * runs_per_row;
   const long long r = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -99,9 +101,8 @@ void launch_scatter(CudaContext& c, const T* z, const float* bias, T* y, const D
     constexpr int V = decltype(vec)::value;
     const long long runs = static_cast<long long>(a.oh) * (a.ow / V);
     const dim3 grid(static_cast<unsigned>((runs + 255) / 256), static_cast<unsigned>(nb * a.o));
-    deconv_scatter_kernel<T, V><<<grid, 256, 0, c.stream()>>>(z, bias, y, a);
+    launch_kernel(c, "conv_transpose2d_scatter", deconv_scatter_kernel<T, V>, grid, 256, 0, c.stream(), z, bias, y, a);
   });
-  DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_scatter");
 }
 
 constexpr size_t kMaxScratchBytes = size_t{64} << 20;  // Z of one chunk of images
@@ -135,12 +136,11 @@ void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* 
 }
 
 template <typename T>
-void launch(cudaStream_t st, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
+void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
   const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
                   static_cast<unsigned>(a.n * a.o));
-  conv_transpose2d_gather<T><<<grid, 128, 0, st>>>(static_cast<const T*>(x.raw()), static_cast<const T*>(w.raw()),
-                                                    bias, static_cast<T*>(y.raw()), a);
-  DACPP_CUDA_LAUNCH_CHECK("conv_transpose2d_gather");
+  launch_kernel(c, "conv_transpose2d_gather", conv_transpose2d_gather<T>, grid, 128, 0, c.stream(),
+                static_cast<const T*>(x.raw()), static_cast<const T*>(w.raw()), bias, static_cast<T*>(y.raw()), a);
 }
 
 }  // namespace
@@ -160,11 +160,11 @@ void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Te
     return dispatch_float(x.dtype(), "conv_transpose2d", [&](auto tag) { deconv_gemm<decltype(tag)>(c, x, w, bp, y, a); });
   switch (x.dtype()) {
     case DType::F32:
-      return launch<float>(c.stream(), x, w, bp, y, a);
+      return launch<float>(c, x, w, bp, y, a);
     case DType::BF16:
-      return launch<__nv_bfloat16>(c.stream(), x, w, bp, y, a);
+      return launch<__nv_bfloat16>(c, x, w, bp, y, a);
     case DType::F16:
-      return launch<__half>(c.stream(), x, w, bp, y, a);
+      return launch<__half>(c, x, w, bp, y, a);
     default:
       break;
   }

@@ -12,15 +12,15 @@ constexpr int kBlock = 256;
 
 template <typename S, typename D>
 __global__ void cast_kernel(const S* __restrict__ src, D* __restrict__ dst, int64_t n) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     dst[i] = from_f32<D>(to_f32(src[i]));
 }
 
 template <typename S, typename D>
 void launch_cast(CudaContext& c, const void* src, void* dst, int64_t n) {
-  cast_kernel<S, D><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(static_cast<const S*>(src),
-                                                                      static_cast<D*>(dst), n);
-  DACPP_CUDA_LAUNCH_CHECK("cast");
+  launch_kernel(c, "cast", cast_kernel<S, D>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), static_cast<const S*>(src),
+                static_cast<D*>(dst), n);
 }
 
 // dst = src converted; both device pointers of n elements. Same dtype is a device copy.

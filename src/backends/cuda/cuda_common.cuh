@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
@@ -82,6 +83,41 @@ inline unsigned grid_for(const CudaContext& ctx, int64_t n, int block) {
   const int64_t want = (n + block - 1) / block;
   const int64_t cap = int64_t{ctx.sm_count()} * 32;
   return static_cast<unsigned>(std::max<int64_t>(0, std::min(want, std::max<int64_t>(cap, 1))));
+}
+
+// Programmatic dependent launch (sm_90 and later). launch_kernel lets the GPU schedule a kernel's blocks while the
+// kernel before it on the stream is still finishing, so a launch's latency hides under that kernel's tail (a DA2
+// forward is ~170 kernels, most a few microseconds long). Such a kernel must call pdl_enter() before it touches
+// global memory: it waits there until every kernel before it has completed and its writes are visible
+// (griddepcontrol.wait: a completed grid, not a partial one), then lets the kernel after it be scheduled
+// (griddepcontrol.launch_dependents). Reads and writes both come after the wait, so reusing a buffer that the
+// previous kernel still reads is as safe as without PDL. Before sm_90 both instructions compile away and
+// launch_kernel launches plainly; DACPP_PDL=0 turns it off (CudaContext::pdl).
+__device__ __forceinline__ void pdl_enter() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// kernel<<<grid, block, smem, st>>>(args...) with the launch check of DACPP_CUDA_LAUNCH_CHECK(name), as a
+// programmatic dependent of the work before it when c.pdl(). Only for kernels that begin with pdl_enter().
+template <typename... P, typename... A>
+void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                   cudaStream_t st, A&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cfg.attrs = &attr;
+  cfg.numAttrs = c.pdl() ? 1 : 0;
+  const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+  if (err != cudaSuccess) detail::throw_cuda(err, str_cat("launch of kernel ", name));
+  DACPP_CUDA_LAUNCH_CHECK(name);
 }
 
 // True when p is aligned to `bytes`.

@@ -31,6 +31,8 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
   DACPP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_index), "CUDA context: properties of cuda:", device_index);
   sm_version_ = prop.major * 10 + prop.minor;
   sm_count_ = prop.multiProcessorCount;
+  const char* pdl_env = std::getenv("DACPP_PDL");
+  pdl_ = sm_version_ >= 90 && (pdl_env == nullptr || std::string(pdl_env) != "0");
   device_name_ = prop.name;
   allocator_ = std::make_unique<DeviceAllocator>(device_index);
   gemm_plans_ = std::make_unique<GemmPlans>();

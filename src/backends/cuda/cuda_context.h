@@ -52,6 +52,9 @@ class CudaContext {
   // Whether the Hopper warpgroup-MMA kernels run here: an sm_90 GPU and a build with an sm_90a image
   // (sm90a_image_runs, checked once when the context is made).
   bool hopper_mma() const { return hopper_mma_; }
+  // Whether launch_kernel (cuda_common.cuh) launches the forward's kernels as programmatic dependents of the kernel
+  // before them: on sm_90 and later unless DACPP_PDL=0.
+  bool pdl() const { return pdl_; }
 
   // The cuBLASLt plans of this context (gemm.h).
   GemmPlans& gemm_plans() { return *gemm_plans_; }
@@ -118,6 +121,7 @@ class CudaContext {
   int sm_version_ = 0;
   int sm_count_ = 0;
   bool hopper_mma_ = false;
+  bool pdl_ = false;
   std::string device_name_;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<GemmPlans> gemm_plans_;

@@ -31,6 +31,7 @@ __device__ __forceinline__ float apply_binary(float a, float b) {
 
 template <typename T, int K>
 __global__ void unary_kernel(const T* x, T* y, int64_t n) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     y[i] = from_f32<T>(apply_unary<K>(to_f32(x[i])));
 }
@@ -38,6 +39,7 @@ __global__ void unary_kernel(const T* x, T* y, int64_t n) {
 // n counts 16-byte vectors.
 template <typename T, int K>
 __global__ void unary_vec_kernel(const Vec16<T>* x, Vec16<T>* y, int64_t n) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     Vec16<T> v = x[i];
 #pragma unroll
@@ -50,6 +52,7 @@ __global__ void unary_vec_kernel(const Vec16<T>* x, Vec16<T>* y, int64_t n) {
 // (a parameter such as LayerScale kept f32 next to bf16 / f16 activations).
 template <typename T, int K, typename TB = T>
 __global__ void binary_mod_kernel(const T* a, const TB* b, T* y, int64_t n, int64_t bn) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     y[i] = from_f32<T>(apply_binary<K>(to_f32(a[i]), to_f32(b[i % bn])));
 }
@@ -58,6 +61,7 @@ __global__ void binary_mod_kernel(const T* a, const TB* b, T* y, int64_t n, int6
 template <typename T, int K>
 __global__ void binary_mod_vec_kernel(const Vec16<T>* a, const Vec16<T>* b, Vec16<T>* y,
                                       int64_t n, int64_t bn) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     Vec16<T> va = a[i];
     const Vec16<T> vb = b[i % bn];
@@ -75,6 +79,7 @@ struct BcastDims {
 
 template <typename T, int K, typename TB = T>
 __global__ void binary_general_kernel(const T* a, const TB* b, T* y, int64_t n, BcastDims g) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rem = i, boff = 0;
     for (int d = g.ndim - 1; d >= 0; --d) {
@@ -126,13 +131,11 @@ void launch_unary(CudaContext& c, const Tensor& x, Tensor& y) {
   const int64_t n = x.numel();
   constexpr int kN = Vec16<T>::kN;
   if (n % kN == 0 && aligned_to(x.raw(), 16) && aligned_to(y.raw(), 16)) {
-    unary_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
-        static_cast<const Vec16<T>*>(x.raw()), static_cast<Vec16<T>*>(y.raw()), n / kN);
-    DACPP_CUDA_LAUNCH_CHECK("unary_vec");
+    launch_kernel(c, "unary_vec", unary_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0, c.stream(),
+                  static_cast<const Vec16<T>*>(x.raw()), static_cast<Vec16<T>*>(y.raw()), n / kN);
   } else {
-    unary_kernel<T, K><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(static_cast<const T*>(x.raw()),
-                                                                          static_cast<T*>(y.raw()), n);
-    DACPP_CUDA_LAUNCH_CHECK("unary");
+    launch_kernel(c, "unary", unary_kernel<T, K>, grid_for(c, n, kBlock), kBlock, 0, c.stream(),
+                  static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), n);
   }
 }
 
@@ -162,20 +165,19 @@ void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tenso
     constexpr int kN = Vec16<T>::kN;
     if constexpr (std::is_same_v<T, TB>) {
       if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
-        binary_mod_vec_kernel<T, K><<<grid_for(c, n / kN, kBlock), kBlock, 0, c.stream()>>>(
-            reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
-            reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
-        DACPP_CUDA_LAUNCH_CHECK("binary_mod_vec");
+        launch_kernel(c, "binary_mod_vec", binary_mod_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0,
+                      c.stream(), reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
+                      reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
         return;
       }
     }
-    binary_mod_kernel<T, K, TB><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, bn);
-    DACPP_CUDA_LAUNCH_CHECK("binary_mod");
+    launch_kernel(c, "binary_mod", binary_mod_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), ap, bp,
+                  yp, n, bn);
     return;
   }
   const BcastDims g = collapse(a.shape(), b.shape());
-  binary_general_kernel<T, K, TB><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(ap, bp, yp, n, g);
-  DACPP_CUDA_LAUNCH_CHECK("binary_general");
+  launch_kernel(c, "binary_general", binary_general_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), ap,
+                bp, yp, n, g);
 }
 
 template <typename T, int K>
@@ -192,6 +194,7 @@ void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) 
 template <typename T, typename TA>
 __global__ void add_scaled_kernel(const T* x, const TA* __restrict__ a, const float* __restrict__ gamma, T* y,
                                   int64_t n, int64_t cols) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const float av = to_f32(a[i]);
     y[i] = from_f32<T>(to_f32(x[i]) + (gamma ? av * gamma[i % cols] : av));
@@ -203,6 +206,7 @@ __global__ void add_scaled_kernel(const T* x, const TA* __restrict__ a, const fl
 template <typename T, typename TA>
 __global__ void add_scaled_vec8_kernel(const T* x, const TA* __restrict__ a, const float* __restrict__ gamma, T* y,
                                        int64_t n8, int64_t cols) {
+  pdl_enter();
   struct alignas(16) X8 {
     T v[8];
   };
@@ -226,16 +230,15 @@ template <typename T, typename TA>
 void launch_add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y) {
   const int64_t n = x.numel(), cols = gamma.defined() ? gamma.numel() : 8;
   if (n % 8 == 0 && cols % 8 == 0 && aligned_to(x.raw(), 16) && aligned_to(a.raw(), 16) && aligned_to(y.raw(), 16)) {
-    add_scaled_vec8_kernel<T, TA><<<grid_for(c, n / 8, kBlock), kBlock, 0, c.stream()>>>(
-        static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
-        gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n / 8, cols);
-    DACPP_CUDA_LAUNCH_CHECK("add_scaled_vec8");
+    launch_kernel(c, "add_scaled_vec8", add_scaled_vec8_kernel<T, TA>, grid_for(c, n / 8, kBlock), kBlock, 0,
+                  c.stream(), static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
+                  gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n / 8,
+                  cols);
     return;
   }
-  add_scaled_kernel<T, TA><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(
-      static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
-      gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n, cols);
-  DACPP_CUDA_LAUNCH_CHECK("add_scaled");
+  launch_kernel(c, "add_scaled", add_scaled_kernel<T, TA>, grid_for(c, n, kBlock), kBlock, 0, c.stream(),
+                static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
+                gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n, cols);
 }
 
 template <typename T>

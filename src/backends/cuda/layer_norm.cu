@@ -86,6 +86,7 @@ __device__ __forceinline__ void layer_norm_row(T* x, const TA* a, const float* _
 template <typename T, int V, typename TY = T>
 __global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
                                   int64_t rows, int64_t cols, float eps) {
+  pdl_enter();
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
   if (row >= rows) return;
   // Read-only without kAdd: the const_cast only lets one row function serve both kernels.
@@ -99,6 +100,7 @@ template <int V, typename TA, typename TY>
 __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                              const float* __restrict__ gamma, const float* __restrict__ beta,
                                              TY* __restrict__ y, int64_t rows, int64_t cols, float eps) {
+  pdl_enter();
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
   if (row >= rows) return;
   layer_norm_row<float, V, TY, TA, true>(x + row * cols, a + row * cols, ls, gamma, beta, y + row * cols, cols, eps);
@@ -113,6 +115,7 @@ template <int NP, int WPR, typename TA, typename TY>
 __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                                   const float* __restrict__ gamma, const float* __restrict__ beta,
                                                   TY* __restrict__ y, int64_t rows, float eps) {
+  pdl_enter();
   static_assert(NP % WPR == 0 && kWarpsPerBlock % WPR == 0, "a row's packs split evenly over its warps");
   constexpr int V = 4, kCols = 32 * V * NP, kPer = NP / WPR;
   struct alignas(16) Pack {
@@ -228,20 +231,19 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
     const int64_t reg_blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
     DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
                 " rows exceed the CUDA grid");
-    add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY>
-        <<<static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, ap, lp, gp, bp, yp, rows, eps);
-    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_regs");
+    launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY>,
+                  static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows,
+                  eps);
     return true;
   };
   if (any_reg_packs(regs, RegPacks{})) return;
   if (vec) {
-    add_scaled_layer_norm_kernel<4, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
-        xp, ap, lp, gp, bp, yp, rows, cols, eps);
-    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm_vec");
+    launch_kernel(c, "add_scaled_layer_norm_vec", add_scaled_layer_norm_kernel<4, TA, TY>,
+                  static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows, cols,
+                  eps);
   } else {
-    add_scaled_layer_norm_kernel<1, TA, TY><<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(
-        xp, ap, lp, gp, bp, yp, rows, cols, eps);
-    DACPP_CUDA_LAUNCH_CHECK("add_scaled_layer_norm");
+    launch_kernel(c, "add_scaled_layer_norm", add_scaled_layer_norm_kernel<1, TA, TY>, static_cast<unsigned>(blocks),
+                  32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows, cols, eps);
   }
 }
 
@@ -257,13 +259,11 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
-    layer_norm_kernel<T, kN, TY>
-        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, gp, bp, yp, rows, cols, eps);
-    DACPP_CUDA_LAUNCH_CHECK("layer_norm_vec");
+    launch_kernel(c, "layer_norm_vec", layer_norm_kernel<T, kN, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock,
+                  0, c.stream(), xp, gp, bp, yp, rows, cols, eps);
   } else {
-    layer_norm_kernel<T, 1, TY>
-        <<<static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream()>>>(xp, gp, bp, yp, rows, cols, eps);
-    DACPP_CUDA_LAUNCH_CHECK("layer_norm");
+    launch_kernel(c, "layer_norm", layer_norm_kernel<T, 1, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0,
+                  c.stream(), xp, gp, bp, yp, rows, cols, eps);
   }
 }
 

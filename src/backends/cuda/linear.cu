@@ -35,6 +35,7 @@ constexpr int kBlock = 256;
 // y = act(y + bias) for K == 0 (y zeroed first) and the exact GELU after the matmul (bias already added: null).
 template <typename T>
 __global__ void bias_act_kernel(T* y, const float* __restrict__ bias, int64_t m, int64_t n, int act) {
+  pdl_enter();
   const int64_t total = m * n;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
     float v = to_f32(y[i]) + (bias ? bias[i % n] : 0.f);
@@ -47,6 +48,7 @@ __global__ void bias_act_kernel(T* y, const float* __restrict__ bias, int64_t m,
 // The exact GELU in place over 16-byte vectors (nv counts vectors): the pass after the bias epilogue.
 template <typename T>
 __global__ void gelu_vec_kernel(Vec16<T>* y, int64_t nv) {
+  pdl_enter();
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < nv; i += int64_t{gridDim.x} * blockDim.x) {
     Vec16<T> v = y[i];
 #pragma unroll
@@ -62,14 +64,12 @@ template <typename T>
 void launch_bias_act(CudaContext& c, Tensor& y, const float* bias, int64_t m, int64_t n, Epilogue act) {
   constexpr int kN = Vec16<T>::kN;
   if (!bias && act == Epilogue::Gelu && (m * n) % kN == 0 && aligned_to(y.raw(), 16)) {
-    gelu_vec_kernel<T><<<grid_for(c, m * n / kN, kBlock), kBlock, 0, c.stream()>>>(static_cast<Vec16<T>*>(y.raw()),
-                                                                                   m * n / kN);
-    DACPP_CUDA_LAUNCH_CHECK("linear_gelu_vec");
+    launch_kernel(c, "linear_gelu_vec", gelu_vec_kernel<T>, grid_for(c, m * n / kN, kBlock), kBlock, 0, c.stream(),
+                  static_cast<Vec16<T>*>(y.raw()), m * n / kN);
     return;
   }
-  bias_act_kernel<T><<<grid_for(c, m * n, kBlock), kBlock, 0, c.stream()>>>(static_cast<T*>(y.raw()), bias, m, n,
-                                                                            static_cast<int>(act));
-  DACPP_CUDA_LAUNCH_CHECK("linear_bias_act");
+  launch_kernel(c, "linear_bias_act", bias_act_kernel<T>, grid_for(c, m * n, kBlock), kBlock, 0, c.stream(),
+                static_cast<T*>(y.raw()), bias, m, n, static_cast<int>(act));
 }
 
 // Runs the GEMM of a linear (gemm itself, or a test's chosen candidate).

@@ -22,6 +22,7 @@ struct PermuteGeom {
 
 template <typename U, typename I>
 __global__ void permute_kernel(const U* __restrict__ x, U* __restrict__ y, I n, PermuteGeom g) {
+  pdl_enter();
   for (I i = blockIdx.x * I(blockDim.x) + threadIdx.x; i < n; i += I(gridDim.x) * I(blockDim.x)) {
     I rem = i, off = 0;
 #pragma unroll
@@ -40,12 +41,12 @@ void launch_unit(CudaContext& c, const Tensor& x, Tensor& y, const PermuteGeom& 
   const U* xp = static_cast<const U*>(x.raw());
   U* yp = static_cast<U*>(y.raw());
   if (n < (int64_t{1} << 31)) {
-    permute_kernel<U, uint32_t><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(xp, yp,
-                                                                                  static_cast<uint32_t>(n), g);
+    launch_kernel(c, "permute", permute_kernel<U, uint32_t>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), xp, yp,
+                  static_cast<uint32_t>(n), g);
   } else {
-    permute_kernel<U, int64_t><<<grid_for(c, n, kBlock), kBlock, 0, c.stream()>>>(xp, yp, n, g);
+    launch_kernel(c, "permute", permute_kernel<U, int64_t>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), xp, yp, n,
+                  g);
   }
-  DACPP_CUDA_LAUNCH_CHECK("permute");
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ struct alignas(V * sizeof(T)) Lanes {
 template <typename T, int NT, int V, int R>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
 __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t planes, ResizeGeom g,
                               int vec_store) {
+  pdl_enter();
   const int64_t ox0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (ox0 >= g.out_w) return;
   int ix[V][NT];
@@ -165,10 +166,9 @@ void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
   const int vec_store = g.out_w % V == 0 && reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), V) == 0;
   dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
     using T = decltype(tag);
-    resize_kernel<T, NT, V, R><<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0,
-                                 c.stream()>>>(static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g,
-                                               vec_store);
-    DACPP_CUDA_LAUNCH_CHECK(NT == 2 ? "resize_bilinear" : "resize_bicubic");
+    launch_kernel(c, NT == 2 ? "resize_bilinear" : "resize_bicubic", resize_kernel<T, NT, V, R>,
+                  dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0, c.stream(),
+                  static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g, vec_store);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/kernel_probe.h"
+#include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/mma_util.cuh"
 
 namespace dacpp::cuda {
@@ -18,6 +19,7 @@ using namespace mma;
 template <typename T>
 __global__ void __launch_bounds__(256)
     rope2d_kernel(T* __restrict__ x, const int32_t* __restrict__ pos, long long rows, int n, int dd, float base) {
+  pdl_enter();
   const int quarter = dd / 4, half = dd / 2;
   const long long idx = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= rows * half) return;
@@ -37,17 +39,16 @@ __global__ void __launch_bounds__(256)
 }
 
 template <typename T>
-void launch(cudaStream_t st, Tensor& x, const Tensor& positions, float base) {
+void launch(const CudaContext& c, Tensor& x, const Tensor& positions, float base) {
   const long long rows = x.dim(0) * x.dim(1) * x.dim(2);
   const int dd = static_cast<int>(x.dim(3));
   const long long threads = rows * (dd / 2);
   const long long blocks = (threads + 255) / 256;
   DACPP_CHECK(blocks < INT_MAX, ErrorCode::Unsupported, "rope2d (cuda): tensor ", shape_str(x.shape()),
               " exceeds the grid");
-  rope2d_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, st>>>(
-      static_cast<T*>(x.raw()), static_cast<const int32_t*>(positions.raw()), rows, static_cast<int>(x.dim(2)), dd,
-      base);
-  DACPP_CUDA_LAUNCH_CHECK("rope2d_kernel");
+  launch_kernel(c, "rope2d_kernel", rope2d_kernel<T>, static_cast<unsigned>(blocks), 256, 0, c.stream(),
+                static_cast<T*>(x.raw()), static_cast<const int32_t*>(positions.raw()), rows,
+                static_cast<int>(x.dim(2)), dd, base);
 }
 
 }  // namespace
@@ -57,11 +58,11 @@ void rope2d(CudaContext& c, Tensor& x, const Tensor& positions, float base) {
   c.make_current();
   switch (x.dtype()) {
     case DType::F32:
-      return launch<float>(c.stream(), x, positions, base);
+      return launch<float>(c, x, positions, base);
     case DType::BF16:
-      return launch<__nv_bfloat16>(c.stream(), x, positions, base);
+      return launch<__nv_bfloat16>(c, x, positions, base);
     case DType::F16:
-      return launch<__half>(c.stream(), x, positions, base);
+      return launch<__half>(c, x, positions, base);
     default:
       break;
   }

@@ -78,6 +78,7 @@ template <typename T, int KC>
 __global__ void __launch_bounds__(kThreads, 2)
     upsample_conv_head_kernel(const T* __restrict__ x, const T* __restrict__ wt, const float* __restrict__ b3,
                               const T* __restrict__ w1, const float* __restrict__ b1, T* __restrict__ y, Args a) {
+  pdl_enter();
   extern __shared__ uint4 head_smem[];
   unsigned char* halo = reinterpret_cast<unsigned char*>(head_smem);
   unsigned char* taps = halo + kHalo * KC * 2;
@@ -215,11 +216,10 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3,
                    "upsample_conv_head: shared memory of ", smem, " bytes");
   const dim3 grid(static_cast<unsigned>((a.ow + kTileW - 1) / kTileW),
                   static_cast<unsigned>((a.oh + kTileH - 1) / kTileH), static_cast<unsigned>(x.dim(0)));
-  kernel<<<grid, kThreads, smem, st>>>(
-      static_cast<const T*>(x.raw()), static_cast<const T*>(wt.get()),
-      b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr, static_cast<const T*>(w1.raw()),
-      b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, static_cast<T*>(y.raw()), a);
-  DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head");
+  launch_kernel(c, "upsample_conv_head", kernel, grid, kThreads, smem, c.stream(), static_cast<const T*>(x.raw()),
+                static_cast<const T*>(wt.get()), b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
+                static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr,
+                static_cast<T*>(y.raw()), a);
 }
 
 }  // namespace head
