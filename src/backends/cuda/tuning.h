@@ -32,10 +32,11 @@ bool autotune_enabled();
 // (CudaContext::tuned) when there is one; else the one in the tuning file (CudaContext::persisted, stored under
 // `key` plus every label(i), so only the same candidate list matches), recorded for the process; `fallback` with
 // autotuning off or while the stream is being captured (nothing can be timed; nothing is recorded); else each
-// alternative is timed by time_runs_ms with `reps`, the fastest is recorded (a choice another Runner recorded first
-// stands), appended to the tuning file, and returned. run(i) runs alternative i and
-// returns false when it cannot run here (a cuBLASLt candidate the library refuses); one that runs out of device
-// memory (an im2col buffer on a full GPU) is skipped too; other errors propagate and nothing is recorded.
+// alternative is timed by time_runs_ms with `reps` (the best of five such timings for one under 0.1 ms a run), the
+// fastest is recorded (a choice another Runner recorded first stands), appended to the tuning file, and returned.
+// run(i) runs alternative i and returns false when it cannot run here (a cuBLASLt candidate the library refuses);
+// one that runs out of device memory (an im2col buffer on a full GPU) is skipped too; other errors propagate and
+// nothing is recorded.
 // `label(i)` names alternative i in the debug log line of the timings.
 int tuned_choice(CudaContext& c, const std::string& key, int count, int fallback, const std::function<bool(int)>& run,
                  int reps, const std::function<std::string(int)>& label);
