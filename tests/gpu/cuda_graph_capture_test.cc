@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "engine/model.h"
@@ -22,18 +23,26 @@ struct CaptureCase {
   bool capturable;
 };
 
-class CudaGraphCapture : public ::testing::TestWithParam<CaptureCase> {};
+class CudaGraphCapture : public ::testing::TestWithParam<CaptureCase> {
+ protected:
+  static std::shared_ptr<const Model> load_bf16(const char* path) {
+    LoadOptions lo;
+    lo.device = Device::cuda(0);
+    lo.precision = DType::BF16;
+    return Model::load(path, lo);
+  }
+  static RunnerOptions eager_only() {
+    RunnerOptions o;
+    o.cuda_graphs = false;
+    return o;
+  }
+};
 
 TEST_P(CudaGraphCapture, ForwardIsCapturedAndReplaysMatchEager) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   const CaptureCase& c = GetParam();
-  LoadOptions lo;
-  lo.device = Device::cuda(0);
-  lo.precision = DType::BF16;
-  auto model = Model::load(c.path, lo);
-  RunnerOptions eager_options;
-  eager_options.cuda_graphs = false;
-  Runner eager(model, eager_options), graphed(model);
+  auto model = load_bf16(c.path);
+  Runner eager(model, eager_only()), graphed(model);
   const Tensor x = gputest::random_input(c.h, c.w, 11, c.views);
   const ForwardResult want = eager.forward(x);
   for (int i = 0; i < 4; ++i) {
@@ -58,16 +67,11 @@ TEST_P(CudaGraphCapture, ForwardIsCapturedAndReplaysMatchEager) {
 TEST_P(CudaGraphCapture, ProgrammaticLaunchGivesThePlainLaunchResult) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   const CaptureCase& c = GetParam();
-  LoadOptions lo;
-  lo.device = Device::cuda(0);
-  lo.precision = DType::BF16;
-  auto model = Model::load(c.path, lo);
-  RunnerOptions eager_options;
-  eager_options.cuda_graphs = false;
+  auto model = load_bf16(c.path);
   ASSERT_EQ(setenv("DACPP_PDL", "0", 1), 0);
-  Runner plain(model, eager_options);
+  Runner plain(model, eager_only());
   ASSERT_EQ(unsetenv("DACPP_PDL"), 0);
-  Runner pdl_eager(model, eager_options), pdl_graphed(model);
+  Runner pdl_eager(model, eager_only()), pdl_graphed(model);
   const Tensor x = gputest::random_input(c.h, c.w, 12, c.views);
   const ForwardResult want = plain.forward(x);
   for (Runner* r : {&pdl_eager, &pdl_graphed}) {
