@@ -730,8 +730,8 @@ void launch_combine(const CudaContext& c, const TcArgs& a, const Dims& g, const 
   if (sp.splits == 1) return;
   const int64_t rows = int64_t{g.b} * g.h * g.nq;
   launch_kernel(c, "attention_combine", attention_combine<T, D>,
-                static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32, 0, c.stream(),
-                sp.o, sp.lse, static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
+                static_cast<unsigned>((rows + kCombineWarps - 1) / kCombineWarps), kCombineWarps * 32, 0, sp.o, sp.lse,
+                static_cast<T*>(a.out), sp.splits, g.h, g.nq, rows);
 }
 
 // One launch of a flash kernel over row blocks of `rows` queries with `threads` threads and `smem` bytes (opted in
@@ -756,7 +756,7 @@ void launch_flash(const CudaContext& c, Kernel kernel, const char* name, int row
                   const TcArgs& a, float scale, const Dims& g, int splits) {
   launch_split_kv<T, D>(c, reinterpret_cast<const void*>(kernel), name, rows, threads, smem, tile, a, scale, g, splits,
                         [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
-                          launch_kernel(c, name, kernel, grid, block, bytes, c.stream(), static_cast<const T*>(a.q),
+                          launch_kernel(c, name, kernel, grid, block, bytes, static_cast<const T*>(a.q),
                                         static_cast<const T*>(a.k), static_cast<const T*>(a.v), static_cast<T*>(a.out),
                                         g.h, g.nq, g.nk, scale_log2, a.st, sp);
                         });
@@ -801,7 +801,7 @@ void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& 
   const CUtensorMap mv = head_map(a.v, a, g, g.nk, a.st.kv_head, a.st.kv_batch, BC, "attention v");
   launch_split_kv<T, 64>(c, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
                          scale, g, splits, [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
-                           launch_kernel(c, "flash_attention_tma", kernel, grid, block, bytes, c.stream(), mq, mk, mv,
+                           launch_kernel(c, "flash_attention_tma", kernel, grid, block, bytes, mq, mk, mv,
                                          static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp);
                          });
 }
@@ -814,7 +814,7 @@ void launch_simt(const CudaContext& c, const Tensor& q, const Tensor& k, const T
   const size_t smem = sizeof(float) * (static_cast<size_t>(kRows) * g.d + kSimtKeys * (g.d + 1) + kSimtKeys * g.d);
   set_smem(reinterpret_cast<const void*>(kernel), smem, "attention_simt");
   const dim3 grid((g.nq + kRows - 1) / kRows, g.b * g.h);
-  launch_kernel(c, "attention_simt", kernel, grid, kSimtWarps * 32, smem, c.stream(), static_cast<const T*>(q.raw()),
+  launch_kernel(c, "attention_simt", kernel, grid, kSimtWarps * 32, smem, static_cast<const T*>(q.raw()),
                 static_cast<const T*>(k.raw()), static_cast<const T*>(v.raw()), static_cast<T*>(out.raw()), g.h, g.nq,
                 g.nk, g.d, scale);
 }

@@ -247,11 +247,11 @@ void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float*
   T* yp = static_cast<T*>(y.raw());
   if constexpr (tensor_cores) {
     if (narrow)
-      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 1>, grid, kTcThreads, 0, c.stream(), xp, wp, bias, yp, a);
+      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 1>, grid, kTcThreads, 0, xp, wp, bias, yp, a);
     else
-      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 2>, grid, kTcThreads, 0, c.stream(), xp, wp, bias, yp, a);
+      launch_kernel(c, "conv2d_tc", conv2d_tc<T, 2>, grid, kTcThreads, 0, xp, wp, bias, yp, a);
   } else {
-    launch_kernel(c, "conv2d_simt", conv2d_simt<T>, grid, kSThreads, 0, c.stream(), xp, wp, bias, yp, a);
+    launch_kernel(c, "conv2d_simt", conv2d_simt<T>, grid, kSThreads, 0, xp, wp, bias, yp, a);
   }
 }
 
@@ -279,7 +279,6 @@ std::shared_ptr<const void> tap_major_weights(CudaContext& c, const Tensor& w, c
 
 template <typename T, int WM, int TH>
 void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a) {
-  const cudaStream_t st = c.stream();
   const std::shared_ptr<const void> wt = tap_major_weights<T>(c, w, a);
   const bool pair_store = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 4 == 0;
   conv3x3::Args d{a.c, a.h, a.w, a.o, (a.w + conv3x3::kTW - 1) / conv3x3::kTW, a.relu, pair_store ? 1 : 0};
@@ -289,9 +288,8 @@ void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
   auto* kernel = &conv3x3::conv3x3_tc<T, WM, TH>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_tc: shared memory of ", smem, " bytes");
-  launch_kernel(c, "conv3x3_tc", kernel, grid, conv3x3::kThreads, smem, c.stream(),
-                static_cast<const uint16_t*>(x.raw()), static_cast<const uint16_t*>(wt.get()), bias,
-                static_cast<T*>(y.raw()), d);
+  launch_kernel(c, "conv3x3_tc", kernel, grid, conv3x3::kThreads, smem, static_cast<const uint16_t*>(x.raw()),
+                static_cast<const uint16_t*>(wt.get()), bias, static_cast<T*>(y.raw()), d);
 }
 
 // ---- im2col + cuBLASLt ----
@@ -441,8 +439,7 @@ void bias_act(CudaContext& c, T* y, const float* bias, const ConvArgs& a, long l
     constexpr int V = decltype(vec)::value;
     const dim3 grid(static_cast<unsigned>(std::min<long long>((plane / V + 255) / 256, 1 << 20)),
                     static_cast<unsigned>(std::min(a.o, 65535)), static_cast<unsigned>(std::min(a.n, 65535)));
-    launch_kernel(c, "conv2d_bias_act", channel_bias_act_kernel<T, V>, grid, 256, 0, c.stream(), y, bias, a.n, a.o,
-                  plane, a.relu);
+    launch_kernel(c, "conv2d_bias_act", channel_bias_act_kernel<T, V>, grid, 256, 0, y, bias, a.n, a.o, plane, a.relu);
   });
 }
 
@@ -532,7 +529,7 @@ void rowcol(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
     const int gx = (plane_out / V + 255) / 256;
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
     launch_kernel(c, "conv2d_rowcol", rowcol_kernel<T, V>, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
-                  256, 0, c.stream(), x, col, a, n0, nb, oy0, rows_in);
+                  256, 0, x, col, a, n0, nb, oy0, rows_in);
   });
 }
 
@@ -561,8 +558,8 @@ void store_band(CudaContext& c, const float* d, const float* bias, T* y, const C
                 long long plane, long long y_offset) {
   const unsigned gx = static_cast<unsigned>(std::min<long long>((m + 255) / 256, 4 * c.sm_count()));
   const unsigned gy = static_cast<unsigned>(std::min(a.o, 65535));
-  launch_kernel(c, "conv2d row-shifted store", store_band_kernel<T>, dim3(gx, gy, static_cast<unsigned>(nb)), 256, 0,
-                c.stream(), d, bias, y, a.o, m, plane, y_offset, a.relu);
+  launch_kernel(c, "conv2d row-shifted store", store_band_kernel<T>, dim3(gx, gy, static_cast<unsigned>(nb)), 256, 0, d,
+                bias, y, a.o, m, plane, y_offset, a.relu);
 }
 
 // For bf16 / f16 the KH GEMMs accumulate into an f32 band buffer (GemmSpec::d_f32) behind X̃ in the scratch, rounded
@@ -690,8 +687,8 @@ bool im2col_s1(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, in
   const size_t smem = static_cast<size_t>((R + a.kh - 1) * row_bytes);
   const unsigned gx = static_cast<unsigned>((rows + R - 1) / R);
   const unsigned gy = static_cast<unsigned>(std::min(nb * a.c, 65535));
-  launch_kernel(c, "conv2d_im2col_s1", im2col_s1_kernel<T>, dim3(gx, gy), 256, smem, c.stream(), x, col, a, n0, nb, oy0,
-                rows, ld, R);
+  launch_kernel(c, "conv2d_im2col_s1", im2col_s1_kernel<T>, dim3(gx, gy), 256, smem, x, col, a, n0, nb, oy0, rows, ld,
+                R);
   return true;
 }
 
@@ -706,7 +703,7 @@ void im2col(CudaContext& c, const T* x, T* col, const ConvArgs& a, int n0, int n
     // ~16 blocks per multiprocessor in all; each walks kn / gridDim.y rows of col.
     const int gy = std::max(1, std::min({kn, 65535, (16 * c.sm_count() + gx - 1) / gx}));
     launch_kernel(c, "conv2d_im2col", im2col_kernel<T, V>, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
-                  256, 0, c.stream(), x, col, a, n0, nb, oy0, rows, ld);
+                  256, 0, x, col, a, n0, nb, oy0, rows, ld);
   });
 }
 
@@ -819,7 +816,6 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
                      const conv3x3_wg::Upsample* up = nullptr) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   namespace wg3 = conv3x3_wg;
-  const cudaStream_t st = c.stream();
   const std::shared_ptr<const void> wt = tap_weights<T>(c, w, a);
   constexpr int copies = TMA ? 1 : 3;
   const int pitch = TMA ? wg3::padded_pitch_of(a.w) : wg3::pitch_of(a.w);
@@ -866,17 +862,15 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
         const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
                             static_cast<unsigned>(nb));
         if (up) {
-          launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0,
-                        c.stream(), xp, xs, d, *up);
+          launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
+                        d, *up);
         } else {
-          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, c.stream(), xp, xs,
-                        d);
+          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d);
         }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
                             static_cast<unsigned>(std::min<long long>(static_cast<long long>(nb) * a.c, 65535)));
-        launch_kernel(c, "conv3x3_wgmma shifted copies", wg3::shift_pad_kernel<T>, pad_grid, 256, 0, c.stream(), xp, xs,
-                      d, nb);
+        launch_kernel(c, "conv3x3_wgmma shifted copies", wg3::shift_pad_kernel<T>, pad_grid, 256, 0, xp, xs, d, nb);
       }
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
@@ -887,15 +881,15 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
                                              sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN,
                                              "conv3x3_wgmma padded copy");
         launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>, grid, WG * 128 + 32, smem,
-                      c.stream(), map_w, map_x, bias, yp, partial, d);
+                      map_w, map_x, bias, yp, partial, d);
         if (splits > 1) {
           const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
           launch_kernel(c, "conv3x3_wgmma split reduce", wg3::split_reduce_kernel<T>, grid_for(c, outputs, 256), 256, 0,
-                        c.stream(), partial, bias, yp, d, nb, tiled_pixels(d.rows));
+                        partial, bias, yp, d, nb, tiled_pixels(d.rows));
         }
       } else {
-        launch_kernel(c, "conv3x3_wgmma", wg3::conv3x3_wgmma_kernel<T, WG, STAGES>, grid, WG * 128, smem, c.stream(),
-                      xs, static_cast<const T*>(wt.get()), bias, yp, d);
+        launch_kernel(c, "conv3x3_wgmma", wg3::conv3x3_wgmma_kernel<T, WG, STAGES>, grid, WG * 128, smem, xs,
+                      static_cast<const T*>(wt.get()), bias, yp, d);
       }
     }
   }

@@ -101,7 +101,7 @@ void launch_scatter(CudaContext& c, const T* z, const float* bias, T* y, const D
     constexpr int V = decltype(vec)::value;
     const long long runs = static_cast<long long>(a.oh) * (a.ow / V);
     const dim3 grid(static_cast<unsigned>((runs + 255) / 256), static_cast<unsigned>(nb * a.o));
-    launch_kernel(c, "conv_transpose2d_scatter", deconv_scatter_kernel<T, V>, grid, 256, 0, c.stream(), z, bias, y, a);
+    launch_kernel(c, "conv_transpose2d_scatter", deconv_scatter_kernel<T, V>, grid, 256, 0, z, bias, y, a);
   });
 }
 
@@ -139,8 +139,8 @@ template <typename T>
 void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
   const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
                   static_cast<unsigned>(a.n * a.o));
-  launch_kernel(c, "conv_transpose2d_gather", conv_transpose2d_gather<T>, grid, 128, 0, c.stream(),
-                static_cast<const T*>(x.raw()), static_cast<const T*>(w.raw()), bias, static_cast<T*>(y.raw()), a);
+  launch_kernel(c, "conv_transpose2d_gather", conv_transpose2d_gather<T>, grid, 128, 0, static_cast<const T*>(x.raw()),
+                static_cast<const T*>(w.raw()), bias, static_cast<T*>(y.raw()), a);
 }
 
 }  // namespace

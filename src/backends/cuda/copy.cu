@@ -19,7 +19,7 @@ __global__ void cast_kernel(const S* __restrict__ src, D* __restrict__ dst, int6
 
 template <typename S, typename D>
 void launch_cast(CudaContext& c, const void* src, void* dst, int64_t n) {
-  launch_kernel(c, "cast", cast_kernel<S, D>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), static_cast<const S*>(src),
+  launch_kernel(c, "cast", cast_kernel<S, D>, grid_for(c, n, kBlock), kBlock, 0, static_cast<const S*>(src),
                 static_cast<D*>(dst), n);
 }
 

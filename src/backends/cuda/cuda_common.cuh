@@ -100,11 +100,11 @@ __device__ __forceinline__ void pdl_enter() {
 #endif
 }
 
-// kernel<<<grid, block, smem, st>>>(args...) with the launch check of DACPP_CUDA_LAUNCH_CHECK(name), as a
+// kernel<<<grid, block, smem, c.stream()>>>(args...) with the launch check of DACPP_CUDA_LAUNCH_CHECK(name), as a
 // programmatic dependent of the work before it when c.pdl(). Only for kernels that begin with pdl_enter().
 template <typename... P, typename... A>
 void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                   cudaStream_t st, A&&... args) {
+                   A&&... args) {
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
@@ -112,7 +112,7 @@ void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...),
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
-  cfg.stream = st;
+  cfg.stream = c.stream();
   cfg.attrs = &attr;
   cfg.numAttrs = c.pdl() ? 1 : 0;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);

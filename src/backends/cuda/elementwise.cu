@@ -131,11 +131,11 @@ void launch_unary(CudaContext& c, const Tensor& x, Tensor& y) {
   const int64_t n = x.numel();
   constexpr int kN = Vec16<T>::kN;
   if (n % kN == 0 && aligned_to(x.raw(), 16) && aligned_to(y.raw(), 16)) {
-    launch_kernel(c, "unary_vec", unary_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0, c.stream(),
+    launch_kernel(c, "unary_vec", unary_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0,
                   static_cast<const Vec16<T>*>(x.raw()), static_cast<Vec16<T>*>(y.raw()), n / kN);
   } else {
-    launch_kernel(c, "unary", unary_kernel<T, K>, grid_for(c, n, kBlock), kBlock, 0, c.stream(),
-                  static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), n);
+    launch_kernel(c, "unary", unary_kernel<T, K>, grid_for(c, n, kBlock), kBlock, 0, static_cast<const T*>(x.raw()),
+                  static_cast<T*>(y.raw()), n);
   }
 }
 
@@ -166,18 +166,17 @@ void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tenso
     if constexpr (std::is_same_v<T, TB>) {
       if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
         launch_kernel(c, "binary_mod_vec", binary_mod_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0,
-                      c.stream(), reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
+                      reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
                       reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
         return;
       }
     }
-    launch_kernel(c, "binary_mod", binary_mod_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), ap, bp,
-                  yp, n, bn);
+    launch_kernel(c, "binary_mod", binary_mod_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n, bn);
     return;
   }
   const BcastDims g = collapse(a.shape(), b.shape());
-  launch_kernel(c, "binary_general", binary_general_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), ap,
-                bp, yp, n, g);
+  launch_kernel(c, "binary_general", binary_general_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n,
+                g);
 }
 
 template <typename T, int K>
@@ -231,12 +230,12 @@ void launch_add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const T
   const int64_t n = x.numel(), cols = gamma.defined() ? gamma.numel() : 8;
   if (n % 8 == 0 && cols % 8 == 0 && aligned_to(x.raw(), 16) && aligned_to(a.raw(), 16) && aligned_to(y.raw(), 16)) {
     launch_kernel(c, "add_scaled_vec8", add_scaled_vec8_kernel<T, TA>, grid_for(c, n / 8, kBlock), kBlock, 0,
-                  c.stream(), static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
+                  static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
                   gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n / 8,
                   cols);
     return;
   }
-  launch_kernel(c, "add_scaled", add_scaled_kernel<T, TA>, grid_for(c, n, kBlock), kBlock, 0, c.stream(),
+  launch_kernel(c, "add_scaled", add_scaled_kernel<T, TA>, grid_for(c, n, kBlock), kBlock, 0,
                 static_cast<const T*>(x.raw()), static_cast<const TA*>(a.raw()),
                 gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n, cols);
 }

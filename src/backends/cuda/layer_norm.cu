@@ -232,18 +232,16 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
     DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
                 " rows exceed the CUDA grid");
     launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY>,
-                  static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows,
-                  eps);
+                  static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, xp, ap, lp, gp, bp, yp, rows, eps);
     return true;
   };
   if (any_reg_packs(regs, RegPacks{})) return;
   if (vec) {
     launch_kernel(c, "add_scaled_layer_norm_vec", add_scaled_layer_norm_kernel<4, TA, TY>,
-                  static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows, cols,
-                  eps);
+                  static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, xp, ap, lp, gp, bp, yp, rows, cols, eps);
   } else {
     launch_kernel(c, "add_scaled_layer_norm", add_scaled_layer_norm_kernel<1, TA, TY>, static_cast<unsigned>(blocks),
-                  32 * kWarpsPerBlock, 0, c.stream(), xp, ap, lp, gp, bp, yp, rows, cols, eps);
+                  32 * kWarpsPerBlock, 0, xp, ap, lp, gp, bp, yp, rows, cols, eps);
   }
 }
 
@@ -260,10 +258,10 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   const float* bp = static_cast<const float*>(beta.raw());
   if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
     launch_kernel(c, "layer_norm_vec", layer_norm_kernel<T, kN, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock,
-                  0, c.stream(), xp, gp, bp, yp, rows, cols, eps);
+                  0, xp, gp, bp, yp, rows, cols, eps);
   } else {
     launch_kernel(c, "layer_norm", layer_norm_kernel<T, 1, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0,
-                  c.stream(), xp, gp, bp, yp, rows, cols, eps);
+                  xp, gp, bp, yp, rows, cols, eps);
   }
 }
 

@@ -64,11 +64,11 @@ template <typename T>
 void launch_bias_act(CudaContext& c, Tensor& y, const float* bias, int64_t m, int64_t n, Epilogue act) {
   constexpr int kN = Vec16<T>::kN;
   if (!bias && act == Epilogue::Gelu && (m * n) % kN == 0 && aligned_to(y.raw(), 16)) {
-    launch_kernel(c, "linear_gelu_vec", gelu_vec_kernel<T>, grid_for(c, m * n / kN, kBlock), kBlock, 0, c.stream(),
+    launch_kernel(c, "linear_gelu_vec", gelu_vec_kernel<T>, grid_for(c, m * n / kN, kBlock), kBlock, 0,
                   static_cast<Vec16<T>*>(y.raw()), m * n / kN);
     return;
   }
-  launch_kernel(c, "linear_bias_act", bias_act_kernel<T>, grid_for(c, m * n, kBlock), kBlock, 0, c.stream(),
+  launch_kernel(c, "linear_bias_act", bias_act_kernel<T>, grid_for(c, m * n, kBlock), kBlock, 0,
                 static_cast<T*>(y.raw()), bias, m, n, static_cast<int>(act));
 }
 

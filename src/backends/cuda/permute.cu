@@ -41,11 +41,10 @@ void launch_unit(CudaContext& c, const Tensor& x, Tensor& y, const PermuteGeom& 
   const U* xp = static_cast<const U*>(x.raw());
   U* yp = static_cast<U*>(y.raw());
   if (n < (int64_t{1} << 31)) {
-    launch_kernel(c, "permute", permute_kernel<U, uint32_t>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), xp, yp,
+    launch_kernel(c, "permute", permute_kernel<U, uint32_t>, grid_for(c, n, kBlock), kBlock, 0, xp, yp,
                   static_cast<uint32_t>(n), g);
   } else {
-    launch_kernel(c, "permute", permute_kernel<U, int64_t>, grid_for(c, n, kBlock), kBlock, 0, c.stream(), xp, yp, n,
-                  g);
+    launch_kernel(c, "permute", permute_kernel<U, int64_t>, grid_for(c, n, kBlock), kBlock, 0, xp, yp, n, g);
   }
 }
 

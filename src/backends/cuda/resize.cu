@@ -167,8 +167,8 @@ void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
   dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
     using T = decltype(tag);
     launch_kernel(c, NT == 2 ? "resize_bilinear" : "resize_bicubic", resize_kernel<T, NT, V, R>,
-                  dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0, c.stream(),
-                  static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g, vec_store);
+                  dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0, static_cast<const T*>(x.raw()),
+                  static_cast<T*>(y.raw()), planes, g, vec_store);
   });
 }
 

@@ -46,9 +46,8 @@ void launch(const CudaContext& c, Tensor& x, const Tensor& positions, float base
   const long long blocks = (threads + 255) / 256;
   DACPP_CHECK(blocks < INT_MAX, ErrorCode::Unsupported, "rope2d (cuda): tensor ", shape_str(x.shape()),
               " exceeds the grid");
-  launch_kernel(c, "rope2d_kernel", rope2d_kernel<T>, static_cast<unsigned>(blocks), 256, 0, c.stream(),
-                static_cast<T*>(x.raw()), static_cast<const int32_t*>(positions.raw()), rows,
-                static_cast<int>(x.dim(2)), dd, base);
+  launch_kernel(c, "rope2d_kernel", rope2d_kernel<T>, static_cast<unsigned>(blocks), 256, 0, static_cast<T*>(x.raw()),
+                static_cast<const int32_t*>(positions.raw()), rows, static_cast<int>(x.dim(2)), dd, base);
 }
 
 }  // namespace

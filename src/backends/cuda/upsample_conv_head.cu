@@ -216,7 +216,7 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3,
                    "upsample_conv_head: shared memory of ", smem, " bytes");
   const dim3 grid(static_cast<unsigned>((a.ow + kTileW - 1) / kTileW),
                   static_cast<unsigned>((a.oh + kTileH - 1) / kTileH), static_cast<unsigned>(x.dim(0)));
-  launch_kernel(c, "upsample_conv_head", kernel, grid, kThreads, smem, c.stream(), static_cast<const T*>(x.raw()),
+  launch_kernel(c, "upsample_conv_head", kernel, grid, kThreads, smem, static_cast<const T*>(x.raw()),
                 static_cast<const T*>(wt.get()), b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
                 static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr,
                 static_cast<T*>(y.raw()), a);
