@@ -100,8 +100,9 @@ __device__ __forceinline__ void pdl_enter() {
 #endif
 }
 
-// kernel<<<grid, block, smem, c.stream()>>>(args...) with the launch check of DACPP_CUDA_LAUNCH_CHECK(name), as a
-// programmatic dependent of the work before it when c.pdl(). Only for kernels that begin with pdl_enter().
+// kernel<<<grid, block, smem, c.stream()>>>(args...) as a programmatic dependent of the work before it when c.pdl().
+// Only for kernels that begin with pdl_enter(). A launch error (and the "kernel.launch" fault site) throws as
+// DACPP_CUDA_LAUNCH_CHECK(name) does: Backend "launch of kernel <name>: ..." with the CUDA error text.
 template <typename... P, typename... A>
 void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
                    A&&... args) {
@@ -116,8 +117,8 @@ void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...),
   cfg.attrs = &attr;
   cfg.numAttrs = c.pdl() ? 1 : 0;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+  DACPP_FAULT_POINT("kernel.launch", ErrorCode::Backend, "kernel ", name);
   if (err != cudaSuccess) detail::throw_cuda(err, str_cat("launch of kernel ", name));
-  DACPP_CUDA_LAUNCH_CHECK(name);
 }
 
 // True when p is aligned to `bytes`.

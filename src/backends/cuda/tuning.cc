@@ -74,14 +74,16 @@ int fastest_alternative(CudaContext& c, int count, const std::function<bool(int)
     float ms = -1.f;
     try {
       if (run(i)) {
-        ms = time_runs_ms(
-            c, [&] { run(i); }, reps, what);
-        // A run of tens of microseconds moves by as much between timings as the alternatives differ (DA2-S's 64-channel
-        // head convs: 12.5 µs one process, 16 µs the next); its best of kQuickTrials is what a graph replay sees.
+        const auto timed = [&] {
+          return time_runs_ms(
+              c, [&] { run(i); }, reps, what);
+        };
+        ms = timed();
+        // A run of tens of microseconds moves by as much between timings as the alternatives differ (DA2-S's
+        // 64-channel head convs: 12.5 µs one process, 16 µs the next); its best of kQuickTrials is what a graph
+        // replay sees.
         if (ms < kQuickRunMs)
-          for (int trial = 1; trial < kQuickTrials; ++trial)
-            ms = std::min(ms, time_runs_ms(
-                                  c, [&] { run(i); }, reps, what));
+          for (int trial = 1; trial < kQuickTrials; ++trial) ms = std::min(ms, timed());
       }
     } catch (const Error& e) {
       if (e.code() != ErrorCode::OutOfMemory) throw;
