@@ -51,6 +51,9 @@ std::unique_ptr<grpc::Server> start_grpc(const std::string& addr, GrpcService* s
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(addr, grpc::InsecureServerCredentials(), &bound_port);
+  // Without this gRPC sets SO_REUSEPORT, and a second server (or our own HTTP listener) given the same port binds it
+  // too and silently takes a share of the connections; a taken port must fail the start instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   builder.RegisterService(service);

@@ -30,6 +30,12 @@ RestServer::RestServer(BackendCore* core, std::string auth_token)
 RestServer::~RestServer() { stop(); }
 
 void RestServer::install_routes() {
+  // httplib's default sets SO_REUSEPORT, which lets a port already taken (by another server, or our gRPC listener)
+  // be bound again and share its connections; SO_REUSEADDR alone still allows a quick restart.
+  http_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   http_->set_payload_max_length(64ull << 20);
   http_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("{\"status\":\"ok\"}", "application/json");

@@ -38,10 +38,22 @@ RPCS = {
 }
 
 
+def free_ports(n):
+    """n distinct loopback ports free now: every socket stays bound until all are picked, so two cannot coincide."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(s)
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def image_b64(path=IMAGE):
@@ -53,8 +65,10 @@ class Server:
     """One dacpp-server process; stderr is collected in self.stderr_lines."""
 
     def __init__(self, env=None, http=False, args=()):
-        self.port = free_port()
-        self.http_port = free_port() if http else None
+        if http:
+            self.port, self.http_port = free_ports(2)
+        else:
+            self.port, self.http_port = free_port(), None
         cmd = [SERVER_BIN, "--addr", "127.0.0.1:%d" % self.port]
         if http:
             cmd += ["--http-addr=127.0.0.1:%d" % self.http_port]

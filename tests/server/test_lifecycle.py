@@ -2,6 +2,7 @@
 within 15 s even during a request, and the server exits when its parent process dies."""
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -53,6 +54,33 @@ class LifecycleTest(unittest.TestCase):
         parent.kill()
         parent.wait()
         self.assertTrue(wait_gone(server_pid, 10), "server %d outlived its parent" % server_pid)
+
+
+class PortTakenTest(unittest.TestCase):
+    """A port already in use fails the start with the cause, never a silent share of the port (SO_REUSEPORT)."""
+
+    def _start_fails(self, args, holder=None):
+        proc = subprocess.run([SERVER_BIN] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        return proc.stderr
+
+    def test_same_port_for_grpc_and_http(self):
+        port = free_port()
+        err = self._start_fails(["--addr=127.0.0.1:%d" % port, "--http-addr=127.0.0.1:%d" % port])
+        self.assertIn("[dacpp:E_IO] REST: cannot bind 127.0.0.1:%d" % port, err)
+
+    def test_port_held_by_a_reuseport_listener(self):
+        for flag in (["--addr"], ["--addr=127.0.0.1:0", "--http-addr"]):
+            with self.subTest(flag=flag[-1]):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+                    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # as gRPC and httplib set it
+                    held.bind(("127.0.0.1", 0))
+                    held.listen()
+                    port = held.getsockname()[1]
+                    err = self._start_fails(flag[:-1] + ["%s=127.0.0.1:%d" % (flag[-1], port)])
+                self.assertIn("[dacpp:E_IO]", err)
+                self.assertIn(str(port), err)
 
 
 class RunScriptTest(unittest.TestCase):
