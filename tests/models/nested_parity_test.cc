@@ -47,17 +47,26 @@ void expect_matches_official(const Model& model) {
   expect_close("intrinsics", r.intrinsics, "intrinsics");
 }
 
-// Two GGUF files as depth-anything.cpp's converter writes them (dacpp convert [--nested-metric]).
-std::pair<std::string, std::string> write_two_files() {
-  const std::string dir = ::dacpp::testing::scratch_path("nested", "two_files");
-  std::filesystem::create_directories(dir);
-  ImportOptions o;
-  o.nested_part = ImportOptions::NestedPart::AnyView;
-  write_gguf(*import_checkpoint(kDir, o), dir + "/anyview.gguf");
-  o.nested_part = ImportOptions::NestedPart::Metric;
-  write_gguf(*import_checkpoint(kDir, o), dir + "/metric.gguf");
-  return {dir + "/anyview.gguf", dir + "/metric.gguf"};
-}
+// Two GGUF files as depth-anything.cpp's converter writes them (dacpp convert [--nested-metric]), in a scratch
+// folder removed with this object.
+struct TwoFiles {
+  std::string dir = ::dacpp::testing::scratch_path("nested", "two_files");
+  std::string any = dir + "/anyview.gguf", metric = dir + "/metric.gguf";
+  TwoFiles() {
+    std::filesystem::create_directories(dir);
+    ImportOptions o;
+    o.nested_part = ImportOptions::NestedPart::AnyView;
+    write_gguf(*import_checkpoint(kDir, o), any);
+    o.nested_part = ImportOptions::NestedPart::Metric;
+    write_gguf(*import_checkpoint(kDir, o), metric);
+  }
+  ~TwoFiles() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  TwoFiles(const TwoFiles&) = delete;
+  TwoFiles& operator=(const TwoFiles&) = delete;
+};
 
 template <typename F>
 void expect_error(F f, ErrorCode code, const std::string& needle) {
@@ -107,7 +116,8 @@ TEST_F(NestedParity, ViewsFromImagesAreInMetres) {
 }
 
 TEST_F(NestedParity, TwoGgufFilesMatchOfficialNestedNet) {
-  const auto [any, metric] = write_two_files();
+  const TwoFiles files;
+  const std::string &any = files.any, &metric = files.metric;
   std::shared_ptr<const Model> model = load_nested_model(any, metric);
   EXPECT_EQ(model->config().kind, models::ModelKind::Da3Nested);
   expect_matches_official(*model);
@@ -118,7 +128,8 @@ TEST_F(NestedParity, TwoGgufFilesMatchOfficialNestedNet) {
 }
 
 TEST_F(NestedParity, Errors) {
-  const auto [any, metric] = write_two_files();
+  const TwoFiles files;
+  const std::string &any = files.any, &metric = files.metric;
   expect_error([&] { Model::load(metric); }, ErrorCode::Unsupported, "--metric-model");
   expect_error([&] { load_nested_model(metric, any); }, ErrorCode::InvalidModel, "metric-branch file");
   expect_error([&] { load_nested_model(any, kFx + "da3metric_tiny"); }, ErrorCode::InvalidModel,
