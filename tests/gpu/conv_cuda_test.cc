@@ -75,6 +75,19 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
         cuda::conv2d_direct3x3(ctx().cuda(), xd, wd, bd, y4, e, wm, th);
         expect_close(y4, want, c.dt, "conv2d direct 3x3 " + std::to_string(32 * wm) + "x" + std::to_string(th));
       }
+    // Split K over the 16-channel chunks (f32 partials, then the sum with bias and ReLU), where there are enough.
+    for (int splits : {2, 4}) {
+      Tensor y4 = nan_output({c.n, c.o, oh, ow}, c.dt);
+      if (c.c / 16 < splits) {
+        EXPECT_THROW(cuda::conv2d_direct3x3(ctx().cuda(), xd, wd, bd, y4, e, 1, 8, splits), Error);
+        continue;
+      }
+      for (int wm : {1, 2}) {
+        cuda::conv2d_direct3x3(ctx().cuda(), xd, wd, bd, y4, e, wm, 8, splits);
+        expect_close(y4, want, c.dt,
+                     "conv2d direct 3x3 " + std::to_string(32 * wm) + "x8 split-k " + std::to_string(splits));
+      }
+    }
   }
   // The Hopper wgmma implicit GEMM (3×3 s1 p1, C and O multiples of 64) where this GPU and build have it.
   const bool wgmma_shape = c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 1 && c.pad == 1 &&

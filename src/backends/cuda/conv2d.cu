@@ -255,6 +255,12 @@ void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float*
   }
 }
 
+// Whether the direct kernel can split its 16-channel chunks `splits` ways here: 1, or 2 / 4 with at least that many
+// chunks and images · splits within the grid's z limit.
+bool direct_splits_fit(const ConvArgs& a, int splits) {
+  return splits == 1 || ((splits == 2 || splits == 4) && a.c / 16 >= splits && a.n * splits <= 65535);
+}
+
 // The direct 3×3 kernel applies: bf16/f16, 3×3, stride 1, pad 1, C % 16 == 0.
 bool direct3x3_applies(const Tensor& x, const ConvArgs& a) {
   return x.dtype() != DType::F32 && a.kh == 3 && a.kw == 3 && a.sh == 1 && a.sw == 1 && a.ph == 1 && a.pw == 1 &&
@@ -277,19 +283,29 @@ std::shared_ptr<const void> tap_major_weights(CudaContext& c, const Tensor& w, c
                    "conv3x3 tap-major weights");
 }
 
+// The direct kernel; splits > 1 (at most the 16-channel chunks, the images · splits within the grid's z limit):
+// split K, its f32 partials in the scratch, then split_sum_kernel.
 template <typename T, int WM, int TH>
-void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a) {
+void launch3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+               int splits = 1) {
   const std::shared_ptr<const void> wt = tap_major_weights<T>(c, w, a);
   const bool pair_store = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 4 == 0;
-  conv3x3::Args d{a.c, a.h, a.w, a.o, (a.w + conv3x3::kTW - 1) / conv3x3::kTW, a.relu, pair_store ? 1 : 0};
+  conv3x3::Args d{a.c, a.h, a.w, a.o, (a.w + conv3x3::kTW - 1) / conv3x3::kTW, a.relu, pair_store ? 1 : 0, splits};
+  const long long total = static_cast<long long>(a.n) * a.o * a.h * a.w;
+  float* partial = splits > 1 ? static_cast<float*>(c.scratch(sizeof(float) * static_cast<size_t>(splits * total),
+                                                              "conv3x3_tc split-K partial sums"))
+                              : nullptr;
   const dim3 grid(static_cast<unsigned>(d.tiles_x * ((a.h + TH - 1) / TH)),
-                  static_cast<unsigned>((a.o + 32 * WM - 1) / (32 * WM)), static_cast<unsigned>(a.n));
+                  static_cast<unsigned>((a.o + 32 * WM - 1) / (32 * WM)), static_cast<unsigned>(a.n * splits));
   constexpr int smem = conv3x3::smem_bytes<WM, TH>();
-  auto* kernel = &conv3x3::conv3x3_tc<T, WM, TH>;
+  auto* kernel = splits > 1 ? &conv3x3::conv3x3_tc<T, WM, TH, true> : &conv3x3::conv3x3_tc<T, WM, TH, false>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
                    "conv3x3_tc: shared memory of ", smem, " bytes");
   launch_kernel(c, "conv3x3_tc", kernel, grid, conv3x3::kThreads, smem, static_cast<const uint16_t*>(x.raw()),
-                static_cast<const uint16_t*>(wt.get()), bias, static_cast<T*>(y.raw()), d);
+                static_cast<const uint16_t*>(wt.get()), bias, static_cast<T*>(y.raw()), partial, d);
+  if (splits > 1)
+    launch_kernel(c, "conv3x3_tc split sum", conv3x3::split_sum_kernel<T>, grid_for(c, total, 256), 256, 0, partial,
+                  bias, static_cast<T*>(y.raw()), splits, a.o, static_cast<long long>(a.h) * a.w, total, a.relu);
 }
 
 // ---- im2col + cuBLASLt ----
@@ -936,6 +952,8 @@ enum class ConvAlgo : int {
   Direct1x16,
   Direct2x8,
   Direct2x16,
+  DirectSplit2,
+  DirectSplit4,
   RowGemm,
   Wgmma1,
   Wgmma2,
@@ -952,6 +970,10 @@ const char* algo_name(ConvAlgo algo) {
     case ConvAlgo::Direct1x16: return "direct3x3 32x16";
     case ConvAlgo::Direct2x8: return "direct3x3 64x8";
     case ConvAlgo::Direct2x16: return "direct3x3 64x16";
+    case ConvAlgo::DirectSplit2:
+      return "direct3x3 32x8 split-k 2";
+    case ConvAlgo::DirectSplit4:
+      return "direct3x3 32x8 split-k 4";
     case ConvAlgo::RowGemm: return "row-shifted gemm";
     case ConvAlgo::Wgmma1: return "wgmma3x3 64";
     case ConvAlgo::Wgmma2: return "wgmma3x3 128";
@@ -985,6 +1007,10 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
     case ConvAlgo::WgmmaTmaSplit:
       return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
+    case ConvAlgo::DirectSplit2:
+      return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 2);
+    case ConvAlgo::DirectSplit4:
+      return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 4);
     case ConvAlgo::Direct1x16: return launch3x3<T, 1, 16>(c, x, w, bias, y, a);
     case ConvAlgo::Direct2x8: return launch3x3<T, 2, 8>(c, x, w, bias, y, a);
     default: return launch3x3<T, 2, 16>(c, x, w, bias, y, a);
@@ -1049,9 +1075,17 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if (is_pointwise(a)) return fallback;  // one GEMM on x itself: nothing to choose
   std::vector<ConvAlgo> candidates = {ConvAlgo::Gemm, ConvAlgo::Implicit};
   if (row_gemm_applies(a)) candidates.push_back(ConvAlgo::RowGemm);
-  if (direct3x3_applies(x, a))
+  if (direct3x3_applies(x, a)) {
     candidates.insert(candidates.end(),
                       {ConvAlgo::Direct1x8, ConvAlgo::Direct1x16, ConvAlgo::Direct2x8, ConvAlgo::Direct2x16});
+    // Split K only where the 32×8 tiling leaves multiprocessors without a block (small maps).
+    const long long blocks =
+        static_cast<long long>((a.w + conv3x3::kTW - 1) / conv3x3::kTW) * ((a.h + 7) / 8) * ((a.o + 31) / 32) * a.n;
+    if (blocks < c.sm_count()) {
+      if (direct_splits_fit(a, 2)) candidates.push_back(ConvAlgo::DirectSplit2);
+      if (direct_splits_fit(a, 4)) candidates.push_back(ConvAlgo::DirectSplit4);
+    }
+  }
   if (wgmma3x3_applies(c, x, a)) {
     candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1});
     if (tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
@@ -1135,19 +1169,25 @@ void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Te
   launch_wgmma3x3<__half, 1, 4, true>(c, x, w, bp, y, a, &up);
 }
 
-void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-                      Epilogue act, int warps_m, int tile_rows) {
+void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                      int warps_m, int tile_rows, int splits) {
   const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   DACPP_CHECK(direct3x3_applies(x, a) && a.oh == a.h && a.ow == a.w && (warps_m == 1 || warps_m == 2) &&
-                  (tile_rows == 8 || tile_rows == 16),
+                  (tile_rows == 8 || tile_rows == 16) && direct_splits_fit(a, splits),
               ErrorCode::InvalidArgument, "conv2d_direct3x3 (cuda): x ", shape_str(x.shape()), " / w ",
-              shape_str(w.shape()), " / variant ", warps_m, "x", tile_rows, " not supported");
+              shape_str(w.shape()), " / variant ", warps_m, "x", tile_rows, " split ", splits, " not supported");
   if (y.numel() == 0) return;
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
-  const ConvAlgo algo = warps_m == 1 ? (tile_rows == 8 ? ConvAlgo::Direct1x8 : ConvAlgo::Direct1x16)
-                                     : (tile_rows == 8 ? ConvAlgo::Direct2x8 : ConvAlgo::Direct2x16);
-  run_algo(c, x, w, bp, y, a, algo);
+  dispatch_float(x.dtype(), "conv2d_direct3x3", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, float>) {
+      if (warps_m == 1 && tile_rows == 8) return launch3x3<T, 1, 8>(c, x, w, bp, y, a, splits);
+      if (warps_m == 1) return launch3x3<T, 1, 16>(c, x, w, bp, y, a, splits);
+      if (tile_rows == 8) return launch3x3<T, 2, 8>(c, x, w, bp, y, a, splits);
+      launch3x3<T, 2, 16>(c, x, w, bp, y, a, splits);
+    }
+  });
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
@@ -1234,14 +1274,18 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_tc<f16,64>", reinterpret_cast<const void*>(&conv2d_tc<__half, 2>)},
       {"conv2d_tc<f16,32>", reinterpret_cast<const void*>(&conv2d_tc<__half, 1>)},
       {"conv2d_simt<f32>", reinterpret_cast<const void*>(&conv2d_simt<float>)},
-      {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16>)},
-      {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8>)},
-      {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16>)},
-      {"conv3x3_tc<bf16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 8>)},
-      {"conv3x3_tc<f16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 16>)},
-      {"conv3x3_tc<f16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 8>)},
-      {"conv3x3_tc<f16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 16>)},
-      {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8>)},
+      {"conv3x3_tc<bf16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 16, false>)},
+      {"conv3x3_tc<bf16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 2, 8, false>)},
+      {"conv3x3_tc<bf16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 16, false>)},
+      {"conv3x3_tc<bf16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 8, false>)},
+      {"conv3x3_tc<f16,64,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 16, false>)},
+      {"conv3x3_tc<f16,64,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 2, 8, false>)},
+      {"conv3x3_tc<f16,32,16>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 16, false>)},
+      {"conv3x3_tc<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8, false>)},
+      {"conv3x3_tc split<bf16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__nv_bfloat16, 1, 8, true>)},
+      {"conv3x3_tc split<f16,32,8>", reinterpret_cast<const void*>(&conv3x3::conv3x3_tc<__half, 1, 8, true>)},
+      {"conv3x3_split_sum<bf16>", reinterpret_cast<const void*>(&conv3x3::split_sum_kernel<__nv_bfloat16>)},
+      {"conv3x3_split_sum<f16>", reinterpret_cast<const void*>(&conv3x3::split_sum_kernel<__half>)},
       {"conv3x3_relayout<bf16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__nv_bfloat16>)},
       {"conv3x3_relayout<f16>", reinterpret_cast<const void*>(&conv3x3::relayout_weights<__half>)},
       {"conv2d_im2col_s1<f32>", reinterpret_cast<const void*>(&im2col_s1_kernel<float>)},

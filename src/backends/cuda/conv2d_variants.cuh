@@ -20,9 +20,11 @@ void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
                      const ConvGeometry& g, Epilogue act);
 
 // The direct 3×3 stride-1 pad-1 kernel forced to one variant: warps_m 1 (32 output channels per block) or 2 (64),
-// tile_rows 8 or 16. Throws InvalidArgument when the kernel does not apply (f32, C % 16 != 0, other geometry).
-void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-                      Epilogue act, int warps_m, int tile_rows);
+// tile_rows 8 or 16, its 16-channel chunks split `splits` ways (1; 2 or 4: f32 partial sums, then one pass adds them
+// with the bias and ReLU). Throws InvalidArgument when the kernel does not apply (f32, C % 16 != 0, other geometry,
+// fewer chunks than splits).
+void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                      int warps_m, int tile_rows, int splits = 1);
 
 // The Hopper wgmma implicit GEMM (3×3, stride 1, pad 1, bf16 / f16, C and O multiples of 64) with 1 (64 output
 // channels per block) or 2 (128; O % 128 == 0) warpgroups, its operands loaded by cp.async from three shifted copies

@@ -13,6 +13,10 @@
 // transposed them in shared memory every chunk: a second barrier and ~50 shared-memory operations per thread per
 // chunk.) Epilogue: + bias (f32), optional ReLU, rounded once to T; pixel pairs are stored as one 32-bit word when
 // the row width is even.
+// Split K (Args::splits > 1, for maps too small to give every multiprocessor a block: DA2-S's 19² and 37² refinenet
+// convs are 12 and 30 blocks): blockIdx.z = image · splits + split, each block runs its share of the 16-channel
+// chunks and stores its f32 sums to `partial` [split][image][O][H·W]; split_sum_kernel adds them up with the bias and
+// ReLU and rounds once to T.
 // Included only by conv2d.cu.
 #pragma once
 
@@ -28,6 +32,7 @@ struct Args {
   int tiles_x;     // ceil(w / kTW)
   int relu;
   int pair_store;  // w even and y 4-byte aligned: output pixel pairs stored as one 32-bit word
+  int splits = 1;  // blocks sharing one output tile's channel chunks (f32 partials, then split_sum_kernel)
 };
 
 constexpr int kTW = 16;        // output tile width (pixels)
@@ -146,17 +151,19 @@ __device__ __forceinline__ void compute_chunk(const uint16_t* in_s, const uint16
     }
 }
 
-template <typename T, int WM, int TH>
+template <typename T, int WM, int TH, bool SPLIT>
 __global__ void __launch_bounds__(kThreads, 2)
     conv3x3_tc(const uint16_t* __restrict__ x, const uint16_t* __restrict__ wt, const float* __restrict__ bias,
-               T* __restrict__ y, Args a) {
+               T* __restrict__ y, float* __restrict__ partial, Args a) {
   pdl_enter();
   using G = Geo<TH>;
   constexpr int NT = TH * WM / 4, PW = 2 * TH * WM, kStage = stage_elems<WM, TH>();
   extern __shared__ __align__(16) uint16_t smem[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, wm = warp % WM, wn = warp / WM;
   const int tx = blockIdx.x % a.tiles_x, ty = blockIdx.x / a.tiles_x, o0 = blockIdx.y * 32 * WM;
-  const long long img = static_cast<long long>(blockIdx.z) * a.h * a.w;
+  const int splits = SPLIT ? a.splits : 1;  // the unsplit kernel keeps its registers for the tile
+  const int image = static_cast<int>(blockIdx.z) / splits, split = static_cast<int>(blockIdx.z) % splits;
+  const long long img = static_cast<long long>(image) * a.h * a.w;
   const uint16_t* xn = x + img * a.c;
   const int iy0 = ty * TH - 1, ix0 = tx * kTW - 1;
 
@@ -170,17 +177,19 @@ __global__ void __launch_bounds__(kThreads, 2)
   float acc[2][NT][4] = {};
   uint32_t pre[G::iters];
 
-  load_weights<WM>(wt, a, o0, 0, smem + G::in_elems);
-  load_input<TH>(xn, a, 0, iy0, ix0, pre);
+  const int chunks = a.c / 16;
+  const int c_begin = split * chunks / splits, c_end = (split + 1) * chunks / splits;  // this block's chunks
+  load_weights<WM>(wt, a, o0, c_begin, smem + G::in_elems);
+  load_input<TH>(xn, a, c_begin * 16, iy0, ix0, pre);
   store_input<TH>(smem, pre);
   mma::cp_async_wait<0>();
   __syncthreads();
-  const int chunks = a.c / 16;
-  for (int ch = 0; ch < chunks; ++ch) {
+  for (int ch = c_begin; ch < c_end; ++ch) {
     // The other stage was last read in chunk ch - 1, which every warp finished before the barrier below.
-    const uint16_t* cur = smem + (ch & 1) * kStage;
-    uint16_t* nxt = smem + ((ch + 1) & 1) * kStage;
-    const bool more = ch + 1 < chunks;
+    const int i = ch - c_begin;
+    const uint16_t* cur = smem + (i & 1) * kStage;
+    uint16_t* nxt = smem + ((i + 1) & 1) * kStage;
+    const bool more = ch + 1 < c_end;
     if (more) {
       load_weights<WM>(wt, a, o0, ch + 1, nxt + G::in_elems);
       load_input<TH>(xn, a, (ch + 1) * 16, iy0, ix0, pre);
@@ -192,33 +201,65 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
   }
 
-  T* yn = y + img * a.o;
+  // Each accumulator pair in the map: store(o, oy, ox, v0, v1) for output pixels (ox, oy) and (ox + 1, oy) of
+  // channel o (q even: the pair shares a row; ox + 1 may be past the row's end).
+  auto for_each_pair = [&](auto&& store) {
 #pragma unroll
-  for (int mt = 0; mt < 2; ++mt)
+    for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int o = o0 + wm * 32 + mt * 16 + lane / 4 + half * 8;
-      if (o >= a.o) continue;
-      const float b = bias ? bias[o] : 0.f;
+      for (int half = 0; half < 2; ++half) {
+        const int o = o0 + wm * 32 + mt * 16 + lane / 4 + half * 8;
+        if (o >= a.o) continue;
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const int q = wn * PW + nt * 8 + (lane % 4) * 2;  // even: the pair (q, q + 1) shares a row
-        const int oy = ty * TH + q / kTW, ox = tx * kTW + q % kTW;
-        if (oy >= a.h || ox >= a.w) continue;
-        float v0 = acc[mt][nt][2 * half] + b, v1 = acc[mt][nt][2 * half + 1] + b;
-        if (a.relu) {
-          v0 = fmaxf(v0, 0.f);
-          v1 = fmaxf(v1, 0.f);
-        }
-        T* dst = yn + (static_cast<long long>(o) * a.h + oy) * a.w + ox;
-        if (a.pair_store) {  // ox even and w even: ox + 1 < w and the pair is 4-byte aligned
-          *reinterpret_cast<uint32_t*>(dst) = mma::pack2<T>(v0, v1);
-        } else {
-          dst[0] = mma::from_float<T>(v0);
-          if (ox + 1 < a.w) dst[1] = mma::from_float<T>(v1);
+        for (int nt = 0; nt < NT; ++nt) {
+          const int q = wn * PW + nt * 8 + (lane % 4) * 2;
+          const int oy = ty * TH + q / kTW, ox = tx * kTW + q % kTW;
+          if (oy < a.h && ox < a.w) store(o, oy, ox, acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
         }
       }
+  };
+  if constexpr (SPLIT) {  // f32 sums of this block's chunks: partial[split][image][o][oy·W + ox]
+    const long long images = gridDim.z / splits;
+    float* pn = partial + (split * images + image) * a.o * a.h * a.w;
+    for_each_pair([&](int o, int oy, int ox, float v0, float v1) {
+      float* dst = pn + (static_cast<long long>(o) * a.h + oy) * a.w + ox;
+      dst[0] = v0;
+      if (ox + 1 < a.w) dst[1] = v1;
+    });
+    return;
+  }
+  T* yn = y + img * a.o;
+  for_each_pair([&](int o, int oy, int ox, float v0, float v1) {
+    const float b = bias ? bias[o] : 0.f;
+    v0 += b;
+    v1 += b;
+    if (a.relu) {
+      v0 = fmaxf(v0, 0.f);
+      v1 = fmaxf(v1, 0.f);
     }
+    T* dst = yn + (static_cast<long long>(o) * a.h + oy) * a.w + ox;
+    if (a.pair_store) {  // ox even and w even: ox + 1 < w and the pair is 4-byte aligned
+      *reinterpret_cast<uint32_t*>(dst) = mma::pack2<T>(v0, v1);
+    } else {
+      dst[0] = mma::from_float<T>(v0);
+      if (ox + 1 < a.w) dst[1] = mma::from_float<T>(v1);
+    }
+  });
+}
+
+// y[n][o][p] = act(Σ_split partial[split][n][o][p] + bias[o]) rounded once to T; one thread per output element.
+template <typename T>
+__global__ void __launch_bounds__(256)
+    split_sum_kernel(const float* __restrict__ partial, const float* __restrict__ bias, T* __restrict__ y, int splits,
+                     int o_count, long long plane, long long total, int relu) {
+  pdl_enter();
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float v = bias ? bias[(i / plane) % o_count] : 0.f;
+    for (int s = 0; s < splits; ++s) v += partial[s * total + i];
+    if (relu) v = fmaxf(v, 0.f);
+    y[i] = mma::from_float<T>(v);
+  }
 }
 
 }  // namespace dacpp::cuda::conv3x3
