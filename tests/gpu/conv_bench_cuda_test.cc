@@ -108,11 +108,14 @@ TEST_F(Conv2dCudaBench, HeadShapesBf16) {
       }
     if (cuda::conv2d_wgmma3x3_available(cc) && s.c % 64 == 0 && s.o % 64 == 0) {
       using Feed = cuda::WgmmaFeed;
-      for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK})
+      for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK, Feed::TmaRows})
         for (int wg : {1, 2}) {
           if (wg == 2 && (s.o % 128 != 0 || feed == Feed::TmaSplitK)) continue;
           const double t = median_us([&] { cuda::conv2d_wgmma3x3(cc, xd, wd, bd, y_new, act, wg, feed); });
-          const char* how = feed == Feed::Tma ? " tma " : feed == Feed::TmaSplitK ? " tma split-k " : " ";
+          const char* how = feed == Feed::Tma         ? " tma "
+                            : feed == Feed::TmaSplitK ? " tma split-k "
+                            : feed == Feed::TmaRows   ? " tma rows "
+                                                      : " ";
           std::printf("  wgmma%s%d %.1f us (%.0f TFLOP/s)", how, 64 * wg, t, gflop / t * 1e3);
           expect_close(y_new, ref, DType::BF16, std::string(s.what) + " wgmma" + how + std::to_string(64 * wg));
         }

@@ -106,6 +106,7 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   if (wgmma_shape && wgmma) {
     expect_wgmma_error(3, "3 warpgroups");
     if (c.o % 128 != 0) expect_wgmma_error(2, "2 warpgroups with O % 128 != 0");
+    expect_wgmma_error(4, "4 warpgroups");
     if (c.o % 128 == 0) {
       Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
       try {
@@ -116,12 +117,15 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
       }
     }
     using Feed = cuda::WgmmaFeed;
-    for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK})
+    for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK, Feed::TmaRows})
       for (int wg : {1, 2}) {
         if (wg == 2 && (c.o % 128 != 0 || feed == Feed::TmaSplitK)) continue;
         Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
         cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg, feed);
-        const char* how = feed == Feed::Tma ? "tma " : feed == Feed::TmaSplitK ? "tma split-k " : "";
+        const char* how = feed == Feed::Tma         ? "tma "
+                          : feed == Feed::TmaSplitK ? "tma split-k "
+                          : feed == Feed::TmaRows   ? "tma rows "
+                                                    : "";
         expect_close(y8, want, c.dt, std::string("conv2d wgmma 3x3 ") + how + std::to_string(64 * wg));
       }
   } else if (wgmma_shape) {

@@ -71,6 +71,7 @@ std::vector<HeadCase> head_cases() {
       {1, 64, 1, 1, 5, 7, true, DType::F16},            // a one-pixel source
       {1, 128, 2, 3, 8, 48, true, DType::F16},          // one tile wide exactly
       {1, 128, 296, 296, 518, 518, true, DType::BF16},  // DA2's output stage at 518²
+      {1, 64, 60, 130, 20, 40, true, DType::BF16},      // downsampled: the halo gathers its taps (no staged patch)
   };
 }
 
@@ -163,6 +164,8 @@ std::vector<UpConvCase> upconv_cases() {
       {1, 128, 37, 37, 74, 74, 128, false, true, DType::BF16},      // no bias, ReLU
       {1, 64, 5, 7, 5, 7, 64, true, false, DType::BF16},            // identity resize
       {1, 256, 260, 260, 520, 520, 64, true, false, DType::BF16},   // padded copy over 128 MiB: row bands
+      {1, 64, 40, 150, 19, 70, 64, true, false, DType::BF16},       // downsampled: runs of 64 pixels gather their taps
+      {1, 64, 9, 200, 30, 210, 64, false, false, DType::F16},       // wide source, barely upsampled columns
   };
 }
 

@@ -827,10 +827,12 @@ int tma_splits(const CudaContext& c, const ConvArgs& a) {
 // conv3x3_wgmma_tma_kernel on one zero-padded, channels-innermost copy (pixel pitch W + 2), read through two tensor
 // maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
 // `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
-template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false>
+// KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
+template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                      const conv3x3_wg::Upsample* up = nullptr) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
+  static_assert(KX == 1 || (TMA && !SPLIT), "row steps only in the unsplit TMA kernel");
   namespace wg3 = conv3x3_wg;
   const std::shared_ptr<const void> wt = tap_weights<T>(c, w, a);
   constexpr int copies = TMA ? 1 : 3;
@@ -852,10 +854,10 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       c.scratch(copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
   T* xs = reinterpret_cast<T*>(scratch);
   float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
-  constexpr int smem = wg3::smem_bytes<WG, STAGES>();
+  constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES, KX>() : wg3::smem_bytes<WG, STAGES>();
   const void* kernel = nullptr;  // only the variant launched is instantiated
   if constexpr (TMA)
-    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>);
+    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX>);
   else
     kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_kernel<T, WG, STAGES>);
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
@@ -875,13 +877,15 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
       if constexpr (TMA) {
+        // Each padded row's runs of 64 pixels over as many blocks (the grid's z holds images · runs).
+        const int runs = std::max(1, std::min((d.wp + 63) / 64, 65535 / nb));
         const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
-                            static_cast<unsigned>(nb));
+                            static_cast<unsigned>(nb * runs));
         if (up) {
           launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
-                        d, *up);
+                        d, *up, runs);
         } else {
-          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d);
+          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, runs);
         }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
@@ -893,11 +897,11 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
                       static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb * splits));
       T* yp = static_cast<T*>(y.raw()) + n0 * image_out;
       if constexpr (TMA) {
-        const CUtensorMap map_x = tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
-                                             sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN,
-                                             "conv3x3_wgmma padded copy");
-        launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES>, grid, WG * 128 + 32, smem,
-                      map_w, map_x, bias, yp, partial, d);
+        const CUtensorMap map_x =
+            tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
+                       sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN + KX - 1, "conv3x3_wgmma padded copy");
+        launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX>, grid, WG * 128 + 32,
+                      smem, map_w, map_x, bias, yp, partial, d);
         if (splits > 1) {
           const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
           launch_kernel(c, "conv3x3_wgmma split reduce", wg3::split_reduce_kernel<T>, grid_for(c, outputs, 256), 256, 0,
@@ -944,7 +948,9 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
 // Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper; 4-stage ring: 6 stages measured
 // 0-1.6 % faster on DA2-L's shapes, not worth the shared memory). WgmmaTma1 / WgmmaTma2: the same fed by the
-// tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit: WgmmaTma1 with K split over tma_splits blocks per tile.
+// tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit: WgmmaTma1 with K split over tma_splits blocks per tile;
+// WgmmaTmaRows1 / 2: the TMA kernel stepping over kernel rows (its three kx taps share one pixel tile: a third of
+// the pixel traffic), 4 / 3 stages.
 enum class ConvAlgo : int {
   Gemm,
   Implicit,
@@ -959,7 +965,9 @@ enum class ConvAlgo : int {
   Wgmma2,
   WgmmaTma1,
   WgmmaTma2,
-  WgmmaTmaSplit
+  WgmmaTmaSplit,
+  WgmmaTmaRows1,
+  WgmmaTmaRows2
 };
 
 const char* algo_name(ConvAlgo algo) {
@@ -983,6 +991,10 @@ const char* algo_name(ConvAlgo algo) {
       return "wgmma3x3 tma 128";
     case ConvAlgo::WgmmaTmaSplit:
       return "wgmma3x3 tma 64 split-k";
+    case ConvAlgo::WgmmaTmaRows1:
+      return "wgmma3x3 tma rows 64";
+    case ConvAlgo::WgmmaTmaRows2:
+      return "wgmma3x3 tma rows 128";
   }
   return "?";
 }
@@ -1006,6 +1018,10 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
       return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaSplit:
       return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTmaRows1:
+      return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTmaRows2:
+      return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::DirectSplit2:
       return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 2);
@@ -1090,6 +1106,8 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1});
     if (tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
     if (a.o % 128 == 0) candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2});
+    candidates.push_back(ConvAlgo::WgmmaTmaRows1);
+    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::WgmmaTmaRows2);
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
@@ -1159,13 +1177,14 @@ void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Te
   up.scale_w = conv3x3_wg::align_corners_scale(up.sw, a.ow);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
-  // The tuner's pick for DA2-L's 296² 256 → 128 (the shape this serves) among the unsplit TMA tilings.
+  // 128 output channels per block where O allows (DA2-L's 296² 256 → 128, the shape this serves), stepping over
+  // kernel rows: the tuner's pick for the same GEMM at 148² (79.6 µs against 86.4 for a tap per step, session 16).
   const bool wide = a.o % 128 == 0;
   if (x.dtype() == DType::BF16) {
-    if (wide) return launch_wgmma3x3<__nv_bfloat16, 2, 5, true>(c, x, w, bp, y, a, &up);
+    if (wide) return launch_wgmma3x3<__nv_bfloat16, 2, 3, true, false, 3>(c, x, w, bp, y, a, &up);
     return launch_wgmma3x3<__nv_bfloat16, 1, 4, true>(c, x, w, bp, y, a, &up);
   }
-  if (wide) return launch_wgmma3x3<__half, 2, 5, true>(c, x, w, bp, y, a, &up);
+  if (wide) return launch_wgmma3x3<__half, 2, 3, true, false, 3>(c, x, w, bp, y, a, &up);
   launch_wgmma3x3<__half, 1, 4, true>(c, x, w, bp, y, a, &up);
 }
 
@@ -1205,6 +1224,7 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
            feed == WgmmaFeed::TmaSplitK ? ConvAlgo::WgmmaTmaSplit
            : feed == WgmmaFeed::Tma     ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
+           : feed == WgmmaFeed::TmaRows ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaRows1 : ConvAlgo::WgmmaTmaRows2)
                                         : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
 }
 
@@ -1255,6 +1275,10 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4>)});
   out.push_back({str_cat("conv3x3_wgmma_tma<", type, ",128>"),
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 5>)});
+  out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",64>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4, 3>)});
+  out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",128>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3>)});
   out.push_back({str_cat("conv3x3_split_reduce<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::split_reduce_kernel<T>)});
   out.push_back(

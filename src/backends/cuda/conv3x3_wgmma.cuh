@@ -104,21 +104,23 @@ __device__ __forceinline__ void store_padded_run(const T (&tile)[64][66], T* __r
 }
 
 // xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (zero outside the image and past the band's rows): NCHW to
-// the TMA kernel's channels-innermost padded copy. A block transposes one padded row r of 64 channels, 64 pixels at
-// a time, through shared memory: each of its four 64-thread groups reads 16 channels along 64 consecutive columns
+// the TMA kernel's channels-innermost padded copy. A block transposes runs of 64 pixels of one padded row r of 64
+// channels through shared memory: each of its four 64-thread groups reads 16 channels along 64 consecutive columns
 // (coalesced, 16 loads in flight per thread), then 16-byte runs of 8 channels are written. Grid (rows + 2, C / 64,
-// images).
+// images · runs): the row's runs are shared by `runs` blocks (one row per block left DA2-S's 148² copies with 150
+// blocks, 5.7 µs under ncu for 5.7 MB).
 template <typename T>
-__global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a) {
+__global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, int runs) {
   pdl_enter();
   __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: a warp's column of writes hits 32 banks
-  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
+  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
+  const int row = a.row0 + r - 1;
   const bool row_in = row >= 0 && row < a.h;
   const long long plane_in = static_cast<long long>(a.h) * a.w;
   const T* src = x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * a.w;
   T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(r) * a.wp) * a.c + c0;
   const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
-  for (int x0 = 0; x0 < a.wp; x0 += 64) {
+  for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
     const int col = x0 + lane - 1;
     const bool in = row_in && col >= 0 && col < a.w;
 #pragma unroll
@@ -158,14 +160,22 @@ __device__ __forceinline__ void upsample_tap(int in, float scale, int o, int& i0
 
 // pad_nhwc_kernel on the upsampled input: xp[n][r·Wq + x'][c] = up(x)[n][c][row0 + r - 1][x' - 1] with x the
 // source [N][C][sh][sw] (zero outside H × W), each value blended as resize_kernel blends it (each column vertically,
-// then across) and rounded once to T. Same blocks, grid and write-out as pad_nhwc_kernel; a thread's four source
-// loads per channel come from two rows shared by the block.
+// then across) and rounded once to T. Same blocks, grid and write-out as pad_nhwc_kernel. A padded row's two source
+// rows are shared by the block, so per 64 output pixels it first blends the source columns they reach vertically
+// (at most kSpan of them when upsampling: coalesced loads, two per channel and column) into shared memory, then
+// blends across from there. A run reaching more columns (a downsampled axis) gathers its four taps per output from
+// global memory instead. (Gathering always — four scalar loads per output — took 74.8 µs under ncu for DA2-L's
+// 148² → 296² of 256 channels in session 15, 0.76 TB/s.)
+constexpr int kSpan = 66;
+
 template <typename T>
 __global__ void __launch_bounds__(256)
-    upsample_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, Upsample u) {
+    upsample_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, Upsample u, int runs) {
   pdl_enter();
   __shared__ T tile[64][66];
-  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z, row = a.row0 + r - 1;
+  __shared__ float cols[64][kSpan + 1];  // [channel][source column - lo], vertically blended
+  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
+  const int row = a.row0 + r - 1;
   const bool row_in = row >= 0 && row < a.h;
   int y0 = 0, y1 = 0;
   float wy0 = 0.f, wy1 = 0.f;
@@ -174,28 +184,62 @@ __global__ void __launch_bounds__(256)
   const T* src = x + (static_cast<long long>(n) * a.c + c0) * plane_in;
   T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(r) * a.wp) * a.c + c0;
   const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
-  for (int x0 = 0; x0 < a.wp; x0 += 64) {
+  for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
     const int col = x0 + lane - 1;
     const bool in = row_in && col >= 0 && col < a.w;
     int x0i = 0, x1i = 0;
     float wx0 = 0.f, wx1 = 0.f;
     if (in) upsample_tap(u.sw, u.scale_w, col, x0i, x1i, wx0, wx1);
-    const int o00 = y0 * u.sw + x0i, o10 = y1 * u.sw + x0i, o01 = y0 * u.sw + x1i, o11 = y1 * u.sw + x1i;
-#pragma unroll 4
-    for (int k = 0; k < 16; ++k) {
-      const int cl = group * 16 + k;
-      T v = mma::from_float<T>(0.f);
-      if (in) {
-        const T* s = src + cl * plane_in;
-        const float col0 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o00])), __fmul_rn(wy1, mma::to_float(s[o10])));
-        const float col1 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o01])), __fmul_rn(wy1, mma::to_float(s[o11])));
-        v = mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, col0), __fmul_rn(wx1, col1)));
-      }
-      tile[lane][cl] = v;
+    // The source columns of this run's image pixels (columns x0 - 1 .. x0 + 62, clipped to the image).
+    const int first = max(x0 - 1, 0), last = min(x0 + 62, a.w - 1);
+    int lo = 0, hi = -1;
+    if (row_in && first <= last) {
+      int i1 = 0;
+      float w0 = 0.f, w1 = 0.f;
+      upsample_tap(u.sw, u.scale_w, first, lo, i1, w0, w1);
+      int hi0 = 0;
+      upsample_tap(u.sw, u.scale_w, last, hi0, hi, w0, w1);
     }
+    const int span = hi - lo + 1;
+    if (span <= kSpan) {
+      for (int j = lane; j < span; j += 64) {
+        const T* s0 = src + static_cast<long long>(y0) * u.sw + lo + j;
+        const T* s1 = src + static_cast<long long>(y1) * u.sw + lo + j;
+#pragma unroll 8
+        for (int k = 0; k < 16; ++k) {
+          const int cl = group * 16 + k;
+          cols[cl][j] = __fadd_rn(__fmul_rn(wy0, mma::to_float(s0[cl * plane_in])),
+                                  __fmul_rn(wy1, mma::to_float(s1[cl * plane_in])));
+        }
+      }
+      __syncthreads();
+#pragma unroll 4
+      for (int k = 0; k < 16; ++k) {
+        const int cl = group * 16 + k;
+        tile[lane][cl] =
+            in ? mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, cols[cl][x0i - lo]), __fmul_rn(wx1, cols[cl][x1i - lo])))
+               : mma::from_float<T>(0.f);
+      }
+    } else {
+      __syncthreads();  // the previous run's write-out has read tile
+      const int o00 = y0 * u.sw + x0i, o10 = y1 * u.sw + x0i, o01 = y0 * u.sw + x1i, o11 = y1 * u.sw + x1i;
+#pragma unroll 4
+      for (int k = 0; k < 16; ++k) {
+        const int cl = group * 16 + k;
+        T v = mma::from_float<T>(0.f);
+        if (in) {
+          const T* s = src + cl * plane_in;
+          const float col0 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o00])), __fmul_rn(wy1, mma::to_float(s[o10])));
+          const float col1 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o01])), __fmul_rn(wy1, mma::to_float(s[o11])));
+          v = mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, col0), __fmul_rn(wx1, col1)));
+        }
+        tile[lane][cl] = v;
+      }
+    }
+    // tile is complete, and this run's reads of cols are done before the next run writes them; the next run writes
+    // tile only after a barrier that follows this run's write-out.
     __syncthreads();
     store_padded_run(tile, out, x0, a);
-    __syncthreads();
   }
 }
 
@@ -237,6 +281,17 @@ __device__ __forceinline__ void store_tile(const float (&d)[kTileN / 8][4], cons
 template <int WG, int STAGES>
 constexpr int smem_bytes() {
   return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
+}
+
+// The TMA kernel's ring: per stage KX tap tiles of weights and one pixel tile of kTileN + KX - 1 rows (rounded up to
+// whole 8-row swizzle atoms).
+template <int KX>
+__host__ __device__ constexpr int tma_rows_b() {
+  return (kTileN + KX - 1 + 7) / 8 * 8;
+}
+template <int WG, int STAGES, int KX>
+constexpr int tma_smem_bytes() {
+  return STAGES * (KX * 64 * WG * kTileK * 2 + tma_rows_b<KX>() * kTileK * 2) + 1024;
 }
 
 template <typename T, int WG, int STAGES>
@@ -327,23 +382,30 @@ __global__ void __launch_bounds__(WG * 128)
 // the set-up.
 // Split K (a.splits > 1, for maps with too few pixel tiles to fill the GPU): blockIdx.z = n · splits + split, each
 // block runs its share of the 9·C/64 steps and writes f32 partials; split_reduce_kernel sums them. Shared memory:
-// smem_bytes<WG, STAGES>() (the same ring as conv3x3_wgmma_kernel's) plus the barriers.
-template <typename T, int WG, int STAGES>
+// tma_smem_bytes<WG, STAGES, KX>() plus the barriers.
+// KX = 3 (row reuse): a step is one kernel row ky and 64 channels: the three kx taps' weight tiles and one pixel
+// tile of kTileN + 2 rows (pixels q0 + ky·Wq .. + 129), of which tap kx reads rows kx .. kx + 127 (its wgmma
+// descriptor starts kx rows in). The three taps' pixels are loaded once instead of three times: a third of the
+// pixel tiles read from L2 (for DA2-L's 148² 256 → 256, ~410 MB of weight and pixel tiles per conv at one tap per
+// step, ~270 MB so): 86.4 → 79.6 µs in the tuner on the H200 (session 16).
+template <typename T, int WG, int STAGES, int KX = 1>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                              const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial, Args a) {
   pdl_enter();
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
+  static_assert(KX == 1 || KX == 3, "one tap or a kernel row per step");
   constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
-  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = kTileK * kTileN * 2, kStage = kBytesA + kBytesB;
+  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = tma_rows_b<KX>() * kTileK * 2;
+  constexpr int kStage = KX * kBytesA + kBytesB, kLoaded = KX * kBytesA + (kTileN + KX - 1) * kTileK * 2;
   extern __shared__ unsigned char smem_raw[];
   __shared__ alignas(8) uint64_t full[STAGES], empty[STAGES];
   unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
   const uint32_t ring_addr = mma::smem_addr(ring);
   const int tid = threadIdx.x;
   const int q0 = blockIdx.x * kTileN, o0 = blockIdx.y * kRowsA, n = blockIdx.z / a.splits;
-  const int split = blockIdx.z % a.splits, csteps = a.c / kTileK, steps = 9 * csteps;
+  const int split = blockIdx.z % a.splits, csteps = a.c / kTileK, steps = 9 / KX * csteps;
   const int first = split * steps / a.splits, count = (split + 1) * steps / a.splits - first;  // this block's steps
   if (tid == 0) {
 #pragma unroll
@@ -360,12 +422,14 @@ __global__ void __launch_bounds__(WG * 128 + 32)
       tma::prefetch_map(&map_w);
       tma::prefetch_map(&map_x);
       for (int i = 0; i < count; ++i) {
-        const int s = first + i, stage = i % STAGES, tap = s / csteps, c0 = (s % csteps) * kTileK;
-        const int ky = tap / 3, kx = tap % 3;
+        // Step s: taps tap0 .. tap0 + KX - 1 (KX = 3: kernel row ky, all kx) of channels c0 .. c0 + 63.
+        const int s = first + i, stage = i % STAGES, tap0 = s / csteps * KX, c0 = (s % csteps) * kTileK;
+        const int ky = tap0 / 3, kx = tap0 % 3;
         tma::wait(mma::smem_addr(&empty[stage]), ((i / STAGES) & 1) ^ 1);  // released by step i - STAGES's readers
-        const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + kBytesA;
-        tma::arrive_expect_tx(bar, kStage);
-        tma::load_2d(sa, &map_w, c0, tap * a.o + o0, bar);
+        const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + KX * kBytesA;
+        tma::arrive_expect_tx(bar, kLoaded);
+#pragma unroll
+        for (int j = 0; j < KX; ++j) tma::load_2d(sa + j * kBytesA, &map_w, c0, (tap0 + j) * a.o + o0, bar);
         tma::load_2d(sb, &map_x, c0, n * static_cast<int>(a.plane) + q0 + ky * a.wp + kx, bar);
       }
     }
@@ -379,12 +443,18 @@ __global__ void __launch_bounds__(WG * 128 + 32)
     tma::wait(mma::smem_addr(&full[stage]), (s / STAGES) & 1);
     __syncwarp();  // the wgmma below are .sync.aligned: the warp must reach them converged
     const uint32_t sa = ring_addr + stage * kStage;
-    const uint64_t desc_a = wgmma::desc_sw128(sa + wg * 64 * 128);
-    const uint64_t desc_b = wgmma::desc_sw128(sa + kBytesA);
     wgmma::fence();
 #pragma unroll
-    for (int kk = 0; kk < kTileK / 16; ++kk)  // both K-major: +32 bytes along the swizzled rows
-      wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || kk > 0);
+    for (int j = 0; j < KX; ++j) {
+      const uint64_t desc_a = wgmma::desc_sw128(sa + j * kBytesA + wg * 64 * 128);
+      // Tap kx = j reads the pixel tile from row j, inside a swizzle atom: the 128-byte swizzle is a function of the
+      // shared address (as the TMA wrote it), so the plain descriptor of that address reads the right chunks (on the
+      // H200 in session 16; with the descriptor's base offset set to j instead, the GPU tests failed).
+      const uint64_t desc_b = wgmma::desc_sw128(sa + KX * kBytesA + j * 128);
+#pragma unroll
+      for (int kk = 0; kk < kTileK / 16; ++kk)  // both K-major: +32 bytes along the swizzled rows
+        wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
+    }
     wgmma::commit();
     wgmma::fence_operands(d);
     wgmma::wait<1>();  // step s - 1's wgmma has completed: its stage may be refilled

@@ -69,9 +69,22 @@ __device__ __forceinline__ int swz(int r, int c) {
   return r * (KC * 2) + ((c ^ ((r / kRowsPerLine) % kChunks)) << 4);
 }
 
+// The source patch a tile's halo reaches when neither axis is downsampled: at most 9·scale + 2 rows and 49·scale + 2
+// columns, kept 8 channels (16 bytes) per pixel.
+constexpr int kPatchH = kHaloH + 1, kPatchW = kHaloW + 1;
+
 template <int KC>
 constexpr int smem_bytes() {
-  return (kHalo + 9 * kHidden) * KC * 2;
+  return (kHalo + 9 * kHidden) * KC * 2 + kPatchH * kPatchW * 16;
+}
+
+// One upsampled value from its four source values (top / bottom at column i0, then at i1) in resize_kernel's
+// order: each column blended vertically, then across; rounded once to T.
+template <typename T>
+__device__ __forceinline__ T blend(const Tap& ty, const Tap& tx, T v00, T v10, T v01, T v11) {
+  const float col0 = __fadd_rn(__fmul_rn(ty.w0, mma::to_float(v00)), __fmul_rn(ty.w1, mma::to_float(v10)));
+  const float col1 = __fadd_rn(__fmul_rn(ty.w0, mma::to_float(v01)), __fmul_rn(ty.w1, mma::to_float(v11)));
+  return mma::from_float<T>(__fadd_rn(__fmul_rn(tx.w0, col0), __fmul_rn(tx.w1, col1)));
 }
 
 template <typename T, int KC>
@@ -82,6 +95,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ uint4 head_smem[];
   unsigned char* halo = reinterpret_cast<unsigned char*>(head_smem);
   unsigned char* taps = halo + kHalo * KC * 2;
+  uint4* patch = reinterpret_cast<uint4*>(taps + 9 * kHidden * KC * 2);
   __shared__ Tap rows[kHaloH], cols[kHaloW];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * kTileW, n = blockIdx.z;
@@ -102,6 +116,24 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kChunks = KC / 8;
   const long long plane = static_cast<long long>(a.h) * a.w;
   float acc[3][4][4] = {};
+  // The source rows and columns the tile's halo reaches (the taps are monotonic: the first and the last halo pixel
+  // inside the output bound them). Staged through shared memory when they fit the patch (no axis downsampled).
+  __syncthreads();
+  int patch_r0 = 0, patch_c0 = 0, patch_h = 0, patch_w = 0;
+  {
+    int r_first = -1, r_last = -1, c_first = -1, c_last = -1;
+    for (int i = 0; i < kHaloH; ++i)
+      if (rows[i].inside) r_first = r_first < 0 ? i : r_first, r_last = i;
+    for (int i = 0; i < kHaloW; ++i)
+      if (cols[i].inside) c_first = c_first < 0 ? i : c_first, c_last = i;
+    if (r_first >= 0 && c_first >= 0) {
+      patch_r0 = rows[r_first].i0;
+      patch_c0 = cols[c_first].i0;
+      patch_h = rows[r_last].i1 - patch_r0 + 1;
+      patch_w = cols[c_last].i1 - patch_c0 + 1;
+    }
+  }
+  const bool staged = patch_h <= kPatchH && patch_w <= kPatchW;
   for (int c0 = 0; c0 < a.c; c0 += KC) {
     __syncthreads();  // the tables are written; the previous chunk's tiles are read
     for (int i = tid; i < 9 * kHidden * kChunks; i += kThreads) {
@@ -109,33 +141,66 @@ __global__ void __launch_bounds__(kThreads, 2)
       mma::cp_async16(taps + swz<KC>(r, ch), wt + static_cast<long long>(r) * a.c + c0 + ch * 8);
     }
     mma::cp_async_commit();
-    for (int i = tid; i < kHalo * kChunks; i += kThreads) {
-      const int unit = i / kHalo, p = i - unit * kHalo, hr = p / kHaloW, hc = p - hr * kHaloW;
-      const Tap ty = rows[hr], tx = cols[hc];
-      alignas(16) T v[8];
-      if (ty.inside && tx.inside) {
-        const T* src = x + (static_cast<long long>(n) * a.c + c0 + unit * 8) * plane;
-        const int r0 = ty.i0 * a.w, r1 = ty.i1 * a.w;
-        float in[8][4];
+    if (staged) {
+      // Per unit of 8 channels: the source patch into shared memory (coalesced along its columns), then the halo's
+      // values blended from there.
+      for (int unit = 0; unit < kChunks; ++unit) {
+        const T* src = x + (static_cast<long long>(n) * a.c + c0 + unit * 8) * plane + patch_r0 * a.w + patch_c0;
+        for (int i = tid; i < patch_h * patch_w; i += kThreads) {
+          const int pr = i / patch_w, pc = i - pr * patch_w;
+          alignas(16) T v[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const T* s = src + j * plane;
-          in[j][0] = mma::to_float(__ldg(s + r0 + tx.i0));
-          in[j][1] = mma::to_float(__ldg(s + r1 + tx.i0));
-          in[j][2] = mma::to_float(__ldg(s + r0 + tx.i1));
-          in[j][3] = mma::to_float(__ldg(s + r1 + tx.i1));
+          for (int j = 0; j < 8; ++j) v[j] = __ldg(src + j * plane + pr * a.w + pc);
+          patch[pr * kPatchW + pc] = *reinterpret_cast<const uint4*>(v);
         }
+        __syncthreads();
+        for (int p = tid; p < kHalo; p += kThreads) {
+          const int hr = p / kHaloW, hc = p - hr * kHaloW;
+          const Tap ty = rows[hr], tx = cols[hc];
+          alignas(16) T v[8];
+          if (ty.inside && tx.inside) {
+            const int r0 = (ty.i0 - patch_r0) * kPatchW - patch_c0, r1 = (ty.i1 - patch_r0) * kPatchW - patch_c0;
+            const uint4 q00 = patch[r0 + tx.i0], q10 = patch[r1 + tx.i0], q01 = patch[r0 + tx.i1],
+                        q11 = patch[r1 + tx.i1];
+            const T* e00 = reinterpret_cast<const T*>(&q00);
+            const T* e10 = reinterpret_cast<const T*>(&q10);
+            const T* e01 = reinterpret_cast<const T*>(&q01);
+            const T* e11 = reinterpret_cast<const T*>(&q11);
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {  // resize_kernel's order: each column blended vertically, then across
-          const float col0 = __fadd_rn(__fmul_rn(ty.w0, in[j][0]), __fmul_rn(ty.w1, in[j][1]));
-          const float col1 = __fadd_rn(__fmul_rn(ty.w0, in[j][2]), __fmul_rn(ty.w1, in[j][3]));
-          v[j] = mma::from_float<T>(__fadd_rn(__fmul_rn(tx.w0, col0), __fmul_rn(tx.w1, col1)));
+            for (int j = 0; j < 8; ++j) v[j] = blend(ty, tx, e00[j], e10[j], e01[j], e11[j]);
+          } else {
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
+          }
+          *reinterpret_cast<uint4*>(halo + swz<KC>(p, unit)) = *reinterpret_cast<const uint4*>(v);
         }
-      } else {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
+        __syncthreads();  // the patch is read before the next unit's
       }
-      *reinterpret_cast<uint4*>(halo + swz<KC>(p, unit)) = *reinterpret_cast<const uint4*>(v);
+    } else {
+      for (int i = tid; i < kHalo * kChunks; i += kThreads) {
+        const int unit = i / kHalo, p = i - unit * kHalo, hr = p / kHaloW, hc = p - hr * kHaloW;
+        const Tap ty = rows[hr], tx = cols[hc];
+        alignas(16) T v[8];
+        if (ty.inside && tx.inside) {
+          const T* src = x + (static_cast<long long>(n) * a.c + c0 + unit * 8) * plane;
+          const int r0 = ty.i0 * a.w, r1 = ty.i1 * a.w;
+          T in[8][4];
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            const T* s = src + j * plane;
+            in[j][0] = __ldg(s + r0 + tx.i0);
+            in[j][1] = __ldg(s + r1 + tx.i0);
+            in[j][2] = __ldg(s + r0 + tx.i1);
+            in[j][3] = __ldg(s + r1 + tx.i1);
+          }
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] = blend(ty, tx, in[j][0], in[j][1], in[j][2], in[j][3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
+        }
+        *reinterpret_cast<uint4*>(halo + swz<KC>(p, unit)) = *reinterpret_cast<const uint4*>(v);
+      }
     }
     mma::cp_async_wait<0>();
     __syncthreads();
