@@ -1103,11 +1103,10 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     }
   }
   if (wgmma3x3_applies(c, x, a)) {
-    candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1});
+    candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1, ConvAlgo::WgmmaTmaRows1});
     if (tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
-    if (a.o % 128 == 0) candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2});
-    candidates.push_back(ConvAlgo::WgmmaTmaRows1);
-    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::WgmmaTmaRows2);
+    if (a.o % 128 == 0)
+      candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2, ConvAlgo::WgmmaTmaRows2});
   }
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);

@@ -158,6 +158,21 @@ __device__ __forceinline__ void upsample_tap(int in, float scale, int o, int& i0
   w1 = l1;
 }
 
+// One axis of a bilinear blend, w0·a + w1·b, in resize_kernel's operations (two rounded products, one rounded sum,
+// no FMA).
+__device__ __forceinline__ float mix(float w0, float a, float w1, float b) {
+  return __fadd_rn(__fmul_rn(w0, a), __fmul_rn(w1, b));
+}
+
+// An upsampled value from its four source values (top / bottom at column i0, then at i1) in resize_kernel's order:
+// each column blended vertically, then across; rounded once to T.
+template <typename T>
+__device__ __forceinline__ T blend(float wy0, float wy1, float wx0, float wx1, T v00, T v10, T v01, T v11) {
+  using mma::to_float;
+  return mma::from_float<T>(
+      mix(wx0, mix(wy0, to_float(v00), wy1, to_float(v10)), wx1, mix(wy0, to_float(v01), wy1, to_float(v11))));
+}
+
 // pad_nhwc_kernel on the upsampled input: xp[n][r·Wq + x'][c] = up(x)[n][c][row0 + r - 1][x' - 1] with x the
 // source [N][C][sh][sw] (zero outside H × W), each value blended as resize_kernel blends it (each column vertically,
 // then across) and rounded once to T. Same blocks, grid and write-out as pad_nhwc_kernel. A padded row's two source
@@ -208,8 +223,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll 8
         for (int k = 0; k < 16; ++k) {
           const int cl = group * 16 + k;
-          cols[cl][j] = __fadd_rn(__fmul_rn(wy0, mma::to_float(s0[cl * plane_in])),
-                                  __fmul_rn(wy1, mma::to_float(s1[cl * plane_in])));
+          cols[cl][j] = mix(wy0, mma::to_float(s0[cl * plane_in]), wy1, mma::to_float(s1[cl * plane_in]));
         }
       }
       __syncthreads();
@@ -217,8 +231,7 @@ __global__ void __launch_bounds__(256)
       for (int k = 0; k < 16; ++k) {
         const int cl = group * 16 + k;
         tile[lane][cl] =
-            in ? mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, cols[cl][x0i - lo]), __fmul_rn(wx1, cols[cl][x1i - lo])))
-               : mma::from_float<T>(0.f);
+            in ? mma::from_float<T>(mix(wx0, cols[cl][x0i - lo], wx1, cols[cl][x1i - lo])) : mma::from_float<T>(0.f);
       }
     } else {
       __syncthreads();  // the previous run's write-out has read tile
@@ -226,14 +239,8 @@ __global__ void __launch_bounds__(256)
 #pragma unroll 4
       for (int k = 0; k < 16; ++k) {
         const int cl = group * 16 + k;
-        T v = mma::from_float<T>(0.f);
-        if (in) {
-          const T* s = src + cl * plane_in;
-          const float col0 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o00])), __fmul_rn(wy1, mma::to_float(s[o10])));
-          const float col1 = __fadd_rn(__fmul_rn(wy0, mma::to_float(s[o01])), __fmul_rn(wy1, mma::to_float(s[o11])));
-          v = mma::from_float<T>(__fadd_rn(__fmul_rn(wx0, col0), __fmul_rn(wx1, col1)));
-        }
-        tile[lane][cl] = v;
+        const T* s = src + cl * plane_in;
+        tile[lane][cl] = in ? blend(wy0, wy1, wx0, wx1, s[o00], s[o10], s[o01], s[o11]) : mma::from_float<T>(0.f);
       }
     }
     // tile is complete, and this run's reads of cols are done before the next run writes them; the next run writes

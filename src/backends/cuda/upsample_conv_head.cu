@@ -78,15 +78,6 @@ constexpr int smem_bytes() {
   return (kHalo + 9 * kHidden) * KC * 2 + kPatchH * kPatchW * 16;
 }
 
-// One upsampled value from its four source values (top / bottom at column i0, then at i1) in resize_kernel's
-// order: each column blended vertically, then across; rounded once to T.
-template <typename T>
-__device__ __forceinline__ T blend(const Tap& ty, const Tap& tx, T v00, T v10, T v01, T v11) {
-  const float col0 = __fadd_rn(__fmul_rn(ty.w0, mma::to_float(v00)), __fmul_rn(ty.w1, mma::to_float(v10)));
-  const float col1 = __fadd_rn(__fmul_rn(ty.w0, mma::to_float(v01)), __fmul_rn(ty.w1, mma::to_float(v11)));
-  return mma::from_float<T>(__fadd_rn(__fmul_rn(tx.w0, col0), __fmul_rn(tx.w1, col1)));
-}
-
 template <typename T, int KC>
 __global__ void __launch_bounds__(kThreads, 2)
     upsample_conv_head_kernel(const T* __restrict__ x, const T* __restrict__ wt, const float* __restrict__ b3,
@@ -167,7 +158,8 @@ __global__ void __launch_bounds__(kThreads, 2)
             const T* e01 = reinterpret_cast<const T*>(&q01);
             const T* e11 = reinterpret_cast<const T*>(&q11);
 #pragma unroll
-            for (int j = 0; j < 8; ++j) v[j] = blend(ty, tx, e00[j], e10[j], e01[j], e11[j]);
+            for (int j = 0; j < 8; ++j)
+              v[j] = conv3x3_wg::blend(ty.w0, ty.w1, tx.w0, tx.w1, e00[j], e10[j], e01[j], e11[j]);
           } else {
 #pragma unroll
             for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
@@ -194,7 +186,8 @@ __global__ void __launch_bounds__(kThreads, 2)
             in[j][3] = __ldg(s + r1 + tx.i1);
           }
 #pragma unroll
-          for (int j = 0; j < 8; ++j) v[j] = blend(ty, tx, in[j][0], in[j][1], in[j][2], in[j][3]);
+          for (int j = 0; j < 8; ++j)
+            v[j] = conv3x3_wg::blend(ty.w0, ty.w1, tx.w0, tx.w1, in[j][0], in[j][1], in[j][2], in[j][3]);
         } else {
 #pragma unroll
           for (int j = 0; j < 8; ++j) v[j] = mma::from_float<T>(0.f);
