@@ -42,6 +42,12 @@ HostArena make_runner_arena(ops::Context& ctx) {
   return cuda::make_arena(ctx.cuda());
 }
 
+HostArena make_lane_arena(ops::Context& ctx) {
+  constexpr size_t kBlockBytes = size_t{8} << 20;
+  if (ctx.device().is_cpu()) return HostArena(kBlockBytes);
+  return cuda::make_arena(ctx.cuda(), kBlockBytes);
+}
+
 Tensor input_to_device(ops::Context& ctx, HostArena& arena, const Tensor& host) {
   if (ctx.device().is_cpu()) return host;
   Tensor f32 = arena.alloc(host.shape(), DType::F32, "input.f32");

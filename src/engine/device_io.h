@@ -10,6 +10,9 @@ namespace dacpp {
 
 // The activation arena for a context: host blocks on the CPU, device blocks from the CUDA caching allocator.
 HostArena make_runner_arena(ops::Context& ctx);
+// An arena for a side lane's activations (ops::Lanes; the DPT head's reassemble stages): on ctx's device, in 8 MiB
+// blocks (a lane holds a few maps, not a forward).
+HostArena make_lane_arena(ops::Context& ctx);
 
 // host: f32 on the host → the same values on ctx's device in ctx.act_dtype(), from `arena` (the host tensor itself
 // on the CPU).

@@ -76,6 +76,8 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
       graphs_(options.graph_cache_capacity),
       cuda_graphs_(options.cuda_graphs) {
   validate_limits(limits_);
+  if (!ctx_.device().is_cpu())
+    for (int i = 1; i < cuda::max_lanes(); ++i) lane_arenas_.push_back(make_lane_arena(ctx_));
 }
 
 models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps) {
@@ -95,8 +97,10 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   crash::ScopedStage stage("backbone");  // the model sets "head" when it gets there
   crash::crash_point("worker.crash");
   arena_.reset();
+  for (HostArena& a : lane_arenas_) a.reset();
   layers::Exec ex{ctx_, arena_};
   models::RunState rs{ex, pos_cache_, dumps};
+  rs.lane_arenas = &lane_arenas_;
   rs.ref_view = options.ref_view_strategy;
   rs.want_rays = options.want_rays;
   apply_ray_pose_options(model_->config(), options, rs);
@@ -149,6 +153,7 @@ models::ModelOutputs Runner::forward_graphed(models::RunState& rs, const Tensor&
     graphs_.entry().runs = -1;
     pos_cache_.clear();
     arena_.rewind(mark);
+    for (HostArena& a : lane_arenas_) a.reset();
     log::info("CUDA graph capture of ", key, " failed (", e.what(), "); this geometry runs eagerly");
     return model_->net().forward(rs, x);
   }

@@ -122,6 +122,7 @@ class Runner {
   Limits limits_;
   ops::Context ctx_;
   HostArena arena_;
+  std::vector<HostArena> lane_arenas_;  // ops::Lanes' side lanes (GPU only; models::RunState::lane_arenas)
   models::PosEmbedCache pos_cache_;
   GraphCache graphs_;
   bool cuda_graphs_ = true;

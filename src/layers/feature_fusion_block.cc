@@ -20,8 +20,8 @@ FeatureFusionBlock::FeatureFusionBlock(const ModelFile& mf, const std::string& r
   if (lateral_unit) rcu1_.emplace(mf, rc1_name, features);
 }
 
-Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h,
-                                   int64_t out_w) const {
+Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h, int64_t out_w,
+                                   bool lateral_done) const {
   // top, lateral: [N, F, h, w] → y: [N, F, out_h, out_w]
   check_top(top);
   if (out_h <= 0 || out_w <= 0) {
@@ -32,16 +32,17 @@ Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& la
   ArenaScope scope(ex.arena);
   // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
   // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
-  const Tensor c = out_conv_.forward(ex, units(ex, top, lateral));
+  const Tensor c = out_conv_.forward(ex, units(ex, top, lateral, lateral_done));
   ops::resize_bilinear(ex.ctx, c, y, /*align_corners=*/true);
   return y;
 }
 
-Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral) const {
+Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral,
+                                             bool lateral_done) const {
   check_top(top);
   Tensor y = ex.alloc(top.shape(), "fusion.out_unresized");
   ArenaScope scope(ex.arena);
-  out_conv_.forward_into(ex, units(ex, top, lateral), y);
+  out_conv_.forward_into(ex, units(ex, top, lateral, lateral_done), y);
   return y;
 }
 
@@ -50,12 +51,17 @@ void FeatureFusionBlock::check_top(const Tensor& top) const {
               top.name(), "' has shape ", shape_str(top.shape()), ", expected [N, ", features_, ", h, w]");
 }
 
-Tensor FeatureFusionBlock::units(Exec& ex, const Tensor& top, const Tensor& lateral) const {
+Tensor FeatureFusionBlock::lateral_unit(Exec& ex, const Tensor& lateral) const {
+  DACPP_CHECK(rcu1_.has_value(), ErrorCode::Internal, "fusion block: no lateral unit to run on '", lateral.name(), "'");
+  return rcu1_->forward(ex, lateral);
+}
+
+Tensor FeatureFusionBlock::units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const {
   Tensor merged = top;
   if (rcu1_ && lateral.defined()) {
     DACPP_CHECK(lateral.shape() == top.shape(), ErrorCode::InvalidArgument, "fusion block: lateral ",
                 shape_str(lateral.shape()), " does not match top ", shape_str(top.shape()));
-    merged = rcu1_->forward(ex, lateral);
+    merged = lateral_done ? lateral : rcu1_->forward(ex, lateral);
     ops::add(ex.ctx, merged, top, merged);
   }
   return rcu2_.forward(ex, merged);

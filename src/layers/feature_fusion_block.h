@@ -21,19 +21,24 @@ class FeatureFusionBlock {
                      const std::string& out_name, int64_t features, bool lateral_unit);
 
   // top: [N, F, h, w]; lateral: [N, F, h, w] or undefined; out_h/out_w: the upsampled size (0 = ×2).
-  // Returns a new [N, F, out_h, out_w] activation.
-  Tensor forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h = 0, int64_t out_w = 0) const;
+  // Returns a new [N, F, out_h, out_w] activation. lateral_done: `lateral` is lateral_unit()'s result already
+  // (the block then adds top into it in place).
+  Tensor forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h = 0, int64_t out_w = 0,
+                 bool lateral_done = false) const;
   // The same block without its final upsample: a new [N, F, h, w] activation whose bilinear (align_corners)
   // resampling to the wanted size is forward()'s result, for a consumer that upsamples on the fly
   // (ops::conv2d_upsampled).
-  Tensor forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral) const;
+  Tensor forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done = false) const;
+  // rcu1(lateral) alone (needs has_lateral_unit()): a new [N, F, h, w] activation, for a caller that runs the
+  // lateral branch apart from the top path (on another lane, ops::Lanes) and passes it on with lateral_done.
+  Tensor lateral_unit(Exec& ex, const Tensor& lateral) const;
 
   bool has_lateral_unit() const { return rcu1_.has_value(); }
 
  private:
   void check_top(const Tensor& top) const;
   // The residual units: rcu2(top + rcu1(lateral)) (rcu2(top) without a lateral input), before out_conv.
-  Tensor units(Exec& ex, const Tensor& top, const Tensor& lateral) const;
+  Tensor units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const;
 
   std::optional<ResidualConvUnit> rcu1_;
   ResidualConvUnit rcu2_;

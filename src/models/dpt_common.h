@@ -1,9 +1,17 @@
 // Helpers shared by the DPT heads (dpt_head.cc, dual_dpt_head.cc).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "layers/conv2d.h"
+#include "layers/feature_fusion_block.h"
+#include "models/run_state.h"
+#include "ops/lanes.h"
 
 namespace dacpp::models::detail {
 
@@ -29,5 +37,26 @@ inline int64_t dpt_stage_size(int s, int64_t g) {
     default: return (g - 1) / 2 + 1;
   }
 }
+
+// Reassemble stages 0-2 of a DPT head with their refinenets' lateral units (rcu1 of refinenet s + 1), which
+// depend neither on each other nor on the fusion chain from stage 3: on a GPU each runs on a lane of its own
+// (ops::Lanes: lane 3 − s, activations from RunState::lane_arenas) beside stage 3 and the chain on lane 0.
+struct StageBranches {
+  std::optional<ops::Lanes> lanes;
+  std::array<Tensor, 3> rn, lateral;  // rn_{s+1} and rcu1(rn_{s+1}) of refinenet s + 1
+  // Lane 0's later work waits for stage s's lane.
+  void join(int s) { lanes->join(3 - s); }
+};
+
+// Lanes pay while the largest map (rn1) is at most this big: small maps leave most of a GPU idle when run one after
+// another. Larger ones fill it alone, and the side lanes' arenas keep their stage's maps until the next forward.
+constexpr int64_t kLaneMapBytes = int64_t{64} << 20;
+
+// Enqueues stages 0-2 (stage(lane_rs, s) → rn, from the lane's own RunState) and refine[s]'s lateral unit on their
+// lanes, or returns null where lanes do not apply: the CPU, no lane arenas, dumps (read as the maps are made, in
+// order), rn1_bytes over kLaneMapBytes, DACPP_LANES=0.
+std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
+                                             const std::function<Tensor(RunState&, int)>& stage,
+                                             const std::vector<layers::FeatureFusionBlock>& refine);
 
 }  // namespace dacpp::models::detail

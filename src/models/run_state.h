@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "layers/exec.h"
 #include "models/pos_embed_cache.h"
@@ -24,6 +25,9 @@ struct RunState {
   layers::Exec& ex;
   PosEmbedCache& pos_cache;
   ForwardDumps* dumps = nullptr;  // null: no dumps
+  // Arenas for work on lanes 1..n of ops::Lanes (lane k uses lane_arenas[k - 1]), reset with the forward's; null
+  // or empty: no lanes (the CPU, or a caller without them).
+  std::vector<HostArena>* lane_arenas = nullptr;
   // DA3 any-view only: how to pick the reference view (S >= 3), and whether to run the DualDPT ray branch.
   RefViewStrategy ref_view = RefViewStrategy::SaddleBalanced;
   bool want_rays = false;

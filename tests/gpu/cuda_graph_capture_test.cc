@@ -95,6 +95,29 @@ TEST_P(CudaGraphCapture, ProgrammaticLaunchGivesThePlainLaunchResult) {
   }
 }
 
+// Lanes (ops::Lanes: the DPT head's reassemble stages 0-2 on streams of their own in a captured graph, started as
+// their backbone features appear) give the result of the same forward on one stream (DACPP_LANES=0).
+TEST_P(CudaGraphCapture, LanesGiveTheOneStreamResult) {
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const CaptureCase& c = GetParam();
+  auto model = load_bf16(c.path);
+  ASSERT_EQ(setenv("DACPP_LANES", "0", 1), 0);
+  Runner one_stream(model);
+  ASSERT_EQ(unsetenv("DACPP_LANES"), 0);
+  Runner lanes(model);
+  const Tensor x = gputest::random_input(c.h, c.w, 13, c.views);
+  for (int i = 0; i < 3; ++i) {  // eager, captured, replayed
+    const ForwardResult want = one_stream.forward(x), got = lanes.forward(x);
+    ASSERT_EQ(got.depth.shape(), want.depth.shape());
+    EXPECT_EQ(std::memcmp(got.depth.data<float>(), want.depth.data<float>(), want.depth.nbytes()), 0) << "run " << i;
+    if (want.sky.defined()) {
+      ASSERT_TRUE(got.sky.defined());
+      EXPECT_EQ(std::memcmp(got.sky.data<float>(), want.sky.data<float>(), want.sky.nbytes()), 0) << "run " << i;
+    }
+  }
+  EXPECT_EQ(lanes.captured_graphs(), c.capturable ? 1u : 0u);
+}
+
 std::string capture_name(const ::testing::TestParamInfo<CaptureCase>& i) {
   std::string p = i.param.path;
   p = p.substr(p.find_last_of('/') + 1);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 
 #include "backends/cuda/cuda_context.h"
@@ -13,6 +14,7 @@
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/copy.h"
 #include "ops/elementwise.h"
+#include "ops/lanes.h"
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
 
@@ -130,6 +132,78 @@ TEST_F(CudaRuntimeTest, AllocatorReusesFreedBlocksAndAligns) {
   ops::copy(ctx(), h, a);
   ops::copy(ctx(), a, back);
   EXPECT_EQ(test::diff(back, h).max_abs, 0.0);
+}
+
+// Lanes (ops::Lanes): outside a capture every lane is the context's stream, in order; during a capture lanes 1..n-1
+// get streams of their own (parallel branches of the graph) and are joined back. Both give the serial result, with
+// a GEMM on a side lane (its own cuBLASLt workspace) and a lane left for ~Lanes to join. An error inside a lane
+// during a capture unwinds to a clean abort and a usable context; DACPP_LANES=0 and the CPU give one lane.
+TEST_F(CudaRuntimeTest, LanesBranchInACaptureAndJoinBack) {
+  if (IsSkipped()) return;
+  cuda::CudaContext& c = ctx().cuda();
+  Tensor xh = test::random_tensor({64, 96}, 31, 1.f, "x"), wh = test::random_tensor({128, 96}, 32, 0.1f, "w");
+  Tensor bh = test::random_tensor({128}, 33, 0.1f, "b");
+  Tensor x = to_device(xh, DType::F32), w = to_device(wh, DType::F32), b = to_device(bh, DType::F32);
+  Tensor g = nan_output({64, 96}, DType::F32, "g"), r = nan_output({64, 96}, DType::F32, "r");
+  Tensor l = nan_output({64, 128}, DType::F32, "l"), sum = nan_output({64, 96}, DType::F32, "sum");
+  Tensor out = nan_output({64, 128}, DType::F32, "out");
+  const auto enqueue = [&] {
+    {
+      ops::Lanes lanes(ctx(), 3);
+      EXPECT_EQ(lanes.count(), 3);
+      {
+        const auto on = lanes.on(1);
+        ops::unary(ctx(), ops::Unary::Gelu, x, g);
+      }
+      {
+        const auto on = lanes.on(2);
+        ops::linear(ctx(), x, w, b, l);  // joined only when `lanes` ends
+      }
+      ops::unary(ctx(), ops::Unary::Relu, x, r);
+      lanes.join(1);
+      ops::add(ctx(), g, r, sum);
+    }
+    ops::unary(ctx(), ops::Unary::Relu, l, out);
+  };
+  ops::Context cpu(Device::cpu(), 1);
+  Tensor gw = test::output_tensor({64, 96}), rw = test::output_tensor({64, 96}), sw = test::output_tensor({64, 96});
+  Tensor lw = test::output_tensor({64, 128}), ow = test::output_tensor({64, 128});
+  ops::unary(cpu, ops::Unary::Gelu, xh, gw);
+  ops::unary(cpu, ops::Unary::Relu, xh, rw);
+  ops::add(cpu, gw, rw, sw);
+  ops::linear(cpu, xh, wh, bh, lw);
+  ops::unary(cpu, ops::Unary::Relu, lw, ow);
+
+  enqueue();  // eager: the lanes' scratch and workspaces are made here, before any capture
+  expect_close(sum, sw, DType::F32, "eager lanes: sum");
+  expect_close(out, ow, DType::F32, "eager lanes: out");
+  for (Tensor* t : {&g, &r, &l, &sum, &out}) *t = nan_output(t->shape(), DType::F32, t->name());
+  cuda::begin_capture(c);
+  enqueue();
+  cuda::GraphPtr graph = cuda::end_capture(c);  // Backend (unjoined work) if a lane had not been joined back
+  cuda::launch(c, *graph);
+  expect_close(sum, sw, DType::F32, "captured lanes: sum");
+  expect_close(out, ow, DType::F32, "captured lanes: out");
+
+  cuda::begin_capture(c);
+  try {
+    ops::Lanes lanes(ctx(), 3);
+    const auto on = lanes.on(2);
+    ops::unary(ctx(), ops::Unary::Gelu, x, g);
+    DACPP_THROW(ErrorCode::Internal, "thrown inside lane 2");
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("lane 2"), std::string::npos);
+    cuda::abort_capture(c);
+  }
+  expect_context_usable();
+  ops::Lanes again(ctx(), 2);  // the aborted fork left no lanes behind
+  EXPECT_EQ(again.count(), 2);
+
+  ASSERT_EQ(setenv("DACPP_LANES", "0", 1), 0);
+  ops::Context off(Device::cuda(0), 1);
+  ASSERT_EQ(unsetenv("DACPP_LANES"), 0);
+  EXPECT_EQ(ops::Lanes(off, 4).count(), 1);
+  EXPECT_EQ(ops::Lanes(cpu, 4).count(), 1);
 }
 
 // Scratch generations: a buffer no graph capture saw is released when a larger one replaces it; one that a capture

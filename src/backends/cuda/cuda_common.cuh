@@ -115,7 +115,7 @@ void launch_kernel(const CudaContext& c, const char* name, void (*kernel)(P...),
   cfg.dynamicSmemBytes = smem;
   cfg.stream = c.stream();
   cfg.attrs = &attr;
-  cfg.numAttrs = c.pdl() ? 1 : 0;
+  cfg.numAttrs = c.pdl_launch() ? 1 : 0;
   const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
   DACPP_FAULT_POINT("kernel.launch", ErrorCode::Backend, "kernel ", name);
   if (err != cudaSuccess) detail::throw_cuda(err, str_cat("launch of kernel ", name));

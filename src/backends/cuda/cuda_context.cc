@@ -33,6 +33,8 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
   sm_count_ = prop.multiProcessorCount;
   const char* pdl_env = std::getenv("DACPP_PDL");
   pdl_ = sm_version_ >= 90 && (pdl_env == nullptr || std::string(pdl_env) != "0");
+  const char* lanes_env = std::getenv("DACPP_LANES");
+  lanes_enabled_ = lanes_env == nullptr || std::string(lanes_env) != "0";
   device_name_ = prop.name;
   allocator_ = std::make_unique<DeviceAllocator>(device_index);
   gemm_plans_ = std::make_unique<GemmPlans>();
@@ -43,6 +45,7 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
     workspace_ = allocator_->allocate(kWorkspaceBytes, "cuBLASLt workspace");
     workspace_bytes_ = kWorkspaceBytes;
     hopper_mma_ = sm90a_image_runs(device_index);
+    lanes_[0].stream = stream_;
   } catch (...) {
     if (workspace_) allocator_->deallocate(workspace_);
     if (lt_) cublasLtDestroy(lt_);
@@ -61,28 +64,116 @@ CudaContext::~CudaContext() {
   allocator_->deallocate(workspace_);
   if (pinned_) cudaFreeHost(pinned_);
   derived_.clear();
-  scratch_.clear();
+  for (int i = 1; i < kLanes; ++i) {
+    Lane& lane = lanes_[i];
+    if (lane.stream) cudaStreamSynchronize(lane.stream);
+    if (lane.done) cudaEventDestroy(lane.done);
+    if (lane.stream) cudaStreamDestroy(lane.stream);
+  }
+  for (Lane& lane : lanes_) lane.scratch = lane.workspace = Grown{};
+  if (forked_) cudaEventDestroy(forked_);
   gemm_plans_.reset();
   cublasLtDestroy(lt_);
   cudaStreamDestroy(stream_);
   cudaGetLastError();
 }
 
-void* CudaContext::scratch(size_t bytes, const char* what) {
-  if (bytes > scratch_size_ || scratch_.empty()) {
-    const size_t grow = std::max(bytes, scratch_size_ + scratch_size_ / 2);  // geometric: few generations
-    std::shared_ptr<void> buffer = allocator_->allocate_shared(grow, what);
+void* CudaContext::grow(Grown& g, size_t bytes, const char* what) {
+  if (bytes > g.size || g.gens.empty()) {
+    const size_t next = std::max(bytes, g.size + g.size / 2);  // geometric: few generations
+    std::shared_ptr<void> buffer = allocator_->allocate_shared(next, what);
     // The current buffer can only be in a graph if a capture ran since it was allocated; otherwise it goes.
-    if (!scratch_.empty() && !capturing_ && scratch_epoch_ == capture_epoch_) {
-      scratch_total_ -= scratch_size_;
-      scratch_.pop_back();
+    if (!g.gens.empty() && !capturing_ && g.epoch == capture_epoch_) {
+      g.total -= g.size;
+      g.gens.pop_back();
     }
-    scratch_.push_back(std::move(buffer));
-    scratch_size_ = grow;
-    scratch_total_ += grow;
-    scratch_epoch_ = capture_epoch_;
+    g.gens.push_back(std::move(buffer));
+    g.size = next;
+    g.total += next;
+    g.epoch = capture_epoch_;
   }
-  return scratch_.back().get();
+  return g.gens.back().get();
+}
+
+void* CudaContext::scratch(size_t bytes, const char* what) {
+  return grow(lanes_[static_cast<size_t>(lane_)].scratch, bytes, what);
+}
+
+size_t CudaContext::scratch_bytes() const {
+  size_t total = 0;
+  for (const Lane& lane : lanes_) total += lane.scratch.total + lane.workspace.total;
+  return total;
+}
+
+void* CudaContext::workspace(size_t bytes) {
+  DACPP_CHECK(bytes <= workspace_bytes_, ErrorCode::Internal, "cuBLASLt: a plan asks for ", bytes,
+              " bytes of workspace, more than the ", workspace_bytes_, " its heuristic was allowed");
+  if (lane_ == 0) return workspace_;
+  if (bytes == 0) return nullptr;
+  return grow(lanes_[static_cast<size_t>(lane_)].workspace, bytes, "cuBLASLt workspace of a lane");
+}
+
+void CudaContext::fork_lanes(int count) {
+  DACPP_CHECK(count >= 1 && count <= kLanes && forked_count_ == 1 && lane_ == 0, ErrorCode::Internal,
+              "CUDA lanes: fork of ", count, " (", forked_count_, " forked, lane ", lane_, ")");
+  // The streams and events are made outside a capture (by the eager pass before it); a capture that finds them
+  // missing runs its lanes in order on the context's stream.
+  bool ready = forked_ != nullptr;
+  for (int i = 1; i < count; ++i) ready = ready && lanes_[i].stream != nullptr && lanes_[i].done != nullptr;
+  if (!ready && !capturing_) {
+    if (!forked_)
+      DACPP_CUDA_CHECK(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming), "CUDA lanes: create event");
+    for (int i = 1; i < count; ++i) {
+      Lane& lane = lanes_[i];
+      if (!lane.stream)
+        DACPP_CUDA_CHECK(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "CUDA lanes: create stream");
+      if (!lane.done)
+        DACPP_CUDA_CHECK(cudaEventCreateWithFlags(&lane.done, cudaEventDisableTiming), "CUDA lanes: create event");
+    }
+    ready = true;
+  }
+  forked_count_ = count;
+  concurrent_ = capturing_ && ready && count > 1;
+}
+
+void CudaContext::set_lane(int lane) {
+  DACPP_CHECK(lane >= 0 && lane < forked_count_, ErrorCode::Internal, "CUDA lanes: lane ", lane, " of ", forked_count_,
+              " forked");
+  lane_ = lane;
+  if (!concurrent_ || lane == 0) return;
+  // The lane's next work comes after lane 0's so far.
+  Lane& l = lanes_[static_cast<size_t>(lane)];
+  DACPP_CUDA_CHECK(cudaEventRecord(forked_, stream_), "CUDA lanes: record lane 0's position");
+  DACPP_CUDA_CHECK(cudaStreamWaitEvent(l.stream, forked_, 0), "CUDA lanes: lane ", lane, " waits for lane 0");
+  l.joined = false;
+  plain_next_[static_cast<size_t>(lane)] = true;
+}
+
+void CudaContext::join_lane(int lane) {
+  DACPP_CHECK(lane > 0 && lane < forked_count_, ErrorCode::Internal, "CUDA lanes: join of lane ", lane, " of ",
+              forked_count_, " forked");
+  if (!concurrent_) return;
+  Lane& l = lanes_[static_cast<size_t>(lane)];
+  DACPP_CUDA_CHECK(cudaEventRecord(l.done, l.stream), "CUDA lanes: record lane ", lane, "'s end");
+  DACPP_CUDA_CHECK(cudaStreamWaitEvent(stream_, l.done, 0), "CUDA lanes: join lane ", lane);
+  l.joined = true;
+  plain_next_[0] = true;
+}
+
+void CudaContext::end_lanes() noexcept {
+  if (concurrent_) {
+    // A capture ends with every side stream joined into the origin stream (else cudaStreamEndCapture fails).
+    for (int i = 1; i < forked_count_; ++i) {
+      Lane& l = lanes_[i];
+      if (l.joined) continue;
+      if (cudaEventRecord(l.done, l.stream) == cudaSuccess) cudaStreamWaitEvent(stream_, l.done, 0);
+      l.joined = true;
+      plain_next_[0] = true;
+    }
+  }
+  concurrent_ = false;
+  lane_ = 0;
+  forked_count_ = 1;
 }
 
 void* CudaContext::pinned(size_t bytes) {
@@ -153,6 +244,25 @@ CudaContextPtr create_context(int device_index) { return CudaContextPtr(new Cuda
 bool built_with_cuda() { return true; }
 
 void synchronize(CudaContext& ctx, const char* what) { ctx.synchronize(what); }
+
+bool lanes_enabled(CudaContext& ctx) {
+  return ctx.lanes_enabled();
+}
+int max_lanes() {
+  return CudaContext::kLanes;
+}
+void fork_lanes(CudaContext& ctx, int count) {
+  ctx.fork_lanes(count);
+}
+void set_lane(CudaContext& ctx, int lane) {
+  ctx.set_lane(lane);
+}
+void join_lane(CudaContext& ctx, int lane) {
+  ctx.join_lane(lane);
+}
+void end_lanes(CudaContext& ctx) noexcept {
+  ctx.end_lanes();
+}
 
 MemoryStats memory_stats(CudaContext& ctx) {
   DeviceAllocator& a = ctx.allocator();

@@ -1,6 +1,7 @@
 // CudaContext: the CUDA backend state of one ops::Context (design.md §2): the device, one non-blocking stream, the
 // cuBLASLt handle and its workspace, and the caching device allocator. Owned by an ops::Context (hence by a Runner);
-// not shared by threads that run concurrently. Every op on this context is enqueued on stream().
+// not shared by threads that run concurrently. Every op on this context is enqueued on stream(): the context's
+// stream, or while a CUDA graph is captured with lanes forked (ops::Lanes), the current lane's own stream.
 //
 // Include only from src/backends/cuda/ (this header includes the CUDA runtime and cuBLASLt headers).
 #pragma once
@@ -38,9 +39,15 @@ class CudaContext {
   CudaContext& operator=(const CudaContext&) = delete;
 
   int device_index() const { return device_index_; }
-  cudaStream_t stream() const { return stream_; }
+  // The stream ops enqueue on: the context's own, or the current lane's while lanes run concurrently.
+  cudaStream_t stream() const { return concurrent_ ? lanes_[static_cast<size_t>(lane_)].stream : stream_; }
   cublasLtHandle_t lt() const { return lt_; }
-  void* workspace() const { return workspace_; }
+  // cuBLASLt's workspace for a call needing `bytes` (<= workspace_bytes()): the context's 32 MiB on lane 0, the
+  // lane's own (grown to what its GEMMs need) on the others. Throws OutOfMemory.
+  void* workspace(size_t bytes);
+  // The context's 32 MiB workspace: the most any GEMM plan asks for (the heuristic's limit), and what tuning uses
+  // (tuning never runs while lanes are concurrent: nothing is timed during a capture).
+  void* main_workspace() const { return workspace_; }
   size_t workspace_bytes() const { return workspace_bytes_; }
   DeviceAllocator& allocator() { return *allocator_; }
   // Compute capability as major*10+minor: 90 on H100/H200, 80 on A100, 89 on L4/4090.
@@ -55,17 +62,44 @@ class CudaContext {
   // Whether launch_kernel (cuda_common.cuh) launches the forward's kernels as programmatic dependents of the kernel
   // before them: on sm_90 and later unless DACPP_PDL=0.
   bool pdl() const { return pdl_; }
+  // Whether launch_kernel's next launch on the current stream is a programmatic dependent: pdl(), except for the
+  // first launch on a lane after it was entered or joined (its dependency then comes through an event, and stays a
+  // full one). Consumes that exception.
+  bool pdl_launch() const {
+    bool& plain = plain_next_[static_cast<size_t>(concurrent_ ? lane_ : 0)];
+    const bool programmatic = pdl_ && !plain;
+    plain = false;
+    return programmatic;
+  }
 
   // The cuBLASLt plans of this context (gemm.h).
   GemmPlans& gemm_plans() { return *gemm_plans_; }
 
   // Scratch device memory for one op's temporaries (an im2col matrix, a GEMM result before its scatter): >= bytes,
-  // 256-byte aligned, valid until the next scratch() call on this context. Ops on one context run in stream order,
-  // so one buffer serves them all. A larger request allocates a larger buffer; an earlier buffer that a CUDA graph
-  // captured since its allocation may refer to is kept until the context dies (never freed under a graph), one
-  // that no capture saw is released (to the caching allocator). Throws OutOfMemory naming `what`.
+  // 256-byte aligned, valid until the next scratch() call on this context's current lane. Ops of one lane run in
+  // stream order, so one buffer per lane serves them all. A larger request allocates a larger buffer; an earlier
+  // buffer that a CUDA graph captured since its allocation may refer to is kept until the context dies (never freed
+  // under a graph), one that no capture saw is released (to the caching allocator). Throws OutOfMemory naming
+  // `what`.
   void* scratch(size_t bytes, const char* what);
-  size_t scratch_bytes() const { return scratch_total_; }  // every generation, for memory reports
+  size_t scratch_bytes() const;  // every lane's every generation (side lanes' workspaces included), for reports
+
+  // Lanes: independent branches of one forward (ops::Lanes: the DPT head's reassemble stages). Lane 0 is the
+  // context's stream; each lane has its own scratch and cuBLASLt workspace, so ops on different lanes never share a
+  // temporary. fork_lanes(n) makes lanes 0..n-1 available: while a CUDA graph is being captured lanes 1..n-1 get
+  // streams of their own (the graph's parallel branches); otherwise they stay on the context's stream, in enqueue
+  // order (the first, eager pass tunes its kernels: timings must not overlap). set_lane selects the lane ops
+  // enqueue on; entering lane k > 0 makes its next work wait for lane 0's so far. join_lane(k) makes lane 0's later
+  // work wait for lane k's so far; end_lanes joins every lane and returns to lane 0 (no-throw, also after an
+  // error: a failure is left to the capture's end to report).
+  static constexpr int kLanes = 4;
+  bool lanes_enabled() const { return lanes_enabled_; }  // unless DACPP_LANES=0
+  void fork_lanes(int count);
+  void set_lane(int lane);
+  int lane() const { return lane_; }
+  void join_lane(int lane);
+  void end_lanes() noexcept;
+
   // Called when a CUDA graph capture on this context begins and ends (graph.cc): buffers in use from the
   // beginning on may be in a graph.
   void note_capture(bool active) {
@@ -113,8 +147,23 @@ class CudaContext {
   void synchronize(const char* what);
 
  private:
+  // A device buffer grown geometrically on demand (scratch, a side lane's workspace).
+  struct Grown {
+    std::vector<std::shared_ptr<void>> gens;  // the current buffer last; older ones kept for captured graphs
+    size_t size = 0, total = 0;
+    uint64_t epoch = 0;  // capture_epoch_ when gens.back() came
+  };
+  void* grow(Grown& g, size_t bytes, const char* what);
+  struct Lane {
+    cudaStream_t stream = nullptr;  // lane 0: stream_; side lanes: created by the first fork_lanes
+    cudaEvent_t done = nullptr;     // side lanes: recorded by join_lane
+    Grown scratch, workspace;
+    bool joined = true;
+  };
+
   int device_index_;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t forked_ = nullptr;  // recorded on stream_ when a side lane is entered (set_lane)
   cublasLtHandle_t lt_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
@@ -122,12 +171,15 @@ class CudaContext {
   int sm_count_ = 0;
   bool hopper_mma_ = false;
   bool pdl_ = false;
+  bool lanes_enabled_ = true;
   std::string device_name_;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<GemmPlans> gemm_plans_;
-  std::vector<std::shared_ptr<void>> scratch_;  // the current buffer last; older ones kept for captured graphs
-  size_t scratch_size_ = 0, scratch_total_ = 0;
-  uint64_t capture_epoch_ = 0, scratch_epoch_ = 0;  // capture begins/ends so far; that count when scratch_.back() came
+  Lane lanes_[kLanes];
+  mutable bool plain_next_[kLanes] = {};
+  int lane_ = 0, forked_count_ = 1;
+  bool concurrent_ = false;
+  uint64_t capture_epoch_ = 0;  // capture begins/ends so far
   bool capturing_ = false;
   void* pinned_ = nullptr;
   size_t pinned_size_ = 0;

@@ -61,6 +61,16 @@ void* pinned_staging(CudaContext& ctx, size_t bytes);
 // Mean GPU milliseconds per replay of g over `reps` replays after one warm-up (CUDA events; waits for them).
 float time_replays_ms(CudaContext& ctx, const Graph& g, int reps);
 
+// ---- lanes (CudaContext::fork_lanes; ops::Lanes wraps them) ----
+// Whether ctx runs lanes at all: unless DACPP_LANES=0 (then every lane is lane 0, for A/B runs).
+bool lanes_enabled(CudaContext& ctx);
+// At most this many lanes (lane 0 included).
+int max_lanes();
+void fork_lanes(CudaContext& ctx, int count);
+void set_lane(CudaContext& ctx, int lane);
+void join_lane(CudaContext& ctx, int lane);
+void end_lanes(CudaContext& ctx) noexcept;
+
 // ---- memory ----
 // A new uninitialised device tensor from ctx's caching allocator (256-byte aligned), owning its block.
 Tensor empty(CudaContext& ctx, const Shape& shape, DType dtype, std::string name = {});

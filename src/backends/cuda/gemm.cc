@@ -1,5 +1,6 @@
 #include "backends/cuda/gemm.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <string>
@@ -66,6 +67,7 @@ struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;  // what algo needs (the heuristic's workspaceSize)
   Plan() = default;
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -104,18 +106,20 @@ void make_layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int6
 constexpr int kCandidates = 8;  // heuristic results timed per new shape
 constexpr int kTimedRuns = 3;
 
-void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo, const void* a, const void* b,
-                void* d, bool accumulate, const char* what) {
+// `workspace`: what `algo` needs; the current lane's workspace of that size is passed (CudaContext::workspace).
+void run_matmul(CudaContext& c, const Plan& p, const cublasLtMatmulAlgo_t& algo, size_t workspace, const void* a,
+                const void* b, void* d, bool accumulate, const char* what) {
   const float alpha = 1.f, beta = accumulate ? 1.f : 0.f;
-  DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo, c.workspace(),
-                                    c.workspace_bytes(), c.stream()),
+  DACPP_CUBLAS_CHECK(cublasLtMatmul(c.lt(), p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo,
+                                    c.workspace(workspace), workspace, c.stream()),
                      what, ": cublasLtMatmul");
 }
 
-// One algorithm to time: a heuristic result (its index among them).
+// One algorithm to time: a heuristic result (its index among them) and the workspace it needs.
 struct Candidate {
   cublasLtMatmulAlgo_t algo;
   int heuristic;
+  size_t workspace;
 };
 
 // The plan's descriptors (no algorithm yet).
@@ -166,7 +170,8 @@ std::vector<Candidate> candidates(CudaContext& c, const GemmSpec& s, const Key& 
               " batch=", s.batch, " (device cuda:", c.device_index(), ")");
   std::vector<Candidate> cands;
   for (int i = 0; i < found; ++i)
-    if (i == 0 || heur[i].state == CUBLAS_STATUS_SUCCESS) cands.push_back({heur[i].algo, i});
+    if (i == 0 || heur[i].state == CUBLAS_STATUS_SUCCESS)
+      cands.push_back({heur[i].algo, i, std::min(heur[i].workspaceSize, ws)});
   return cands;
 }
 
@@ -181,6 +186,7 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
   const std::vector<Candidate> cands = candidates(c, s, k, *p, what);
   if (s.accumulate || cands.size() == 1) {
     p->algo = cands[0].algo;
+    p->workspace = cands[0].workspace;
     return p;
   }
   std::string key = "gemm";
@@ -190,10 +196,11 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
       c, key, static_cast<int>(cands.size()), 0,
       [&](int i) {
         return cublasLtMatmul(c.lt(), p->op, &alpha, a, p->a, b, p->b, &beta, d, p->d, d, p->d, &cands[i].algo,
-                              c.workspace(), c.workspace_bytes(), c.stream()) == CUBLAS_STATUS_SUCCESS;
+                              c.main_workspace(), c.workspace_bytes(), c.stream()) == CUBLAS_STATUS_SUCCESS;
       },
       kTimedRuns, [&](int i) { return label_of(cands[i]); });
   p->algo = cands[choice].algo;
+  p->workspace = cands[choice].workspace;
   return p;
 }
 
@@ -222,7 +229,7 @@ void gemm(CudaContext& c, const GemmSpec& s, const void* a, const void* b, void*
   Plan& p = *it->second;
   // The bias pointer changes per call; setting it is a host-side write into the descriptor.
   set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias), what);
-  run_matmul(c, p, p.algo, a, b, d, s.accumulate, what);
+  run_matmul(c, p, p.algo, p.workspace, a, b, d, s.accumulate, what);
 }
 
 namespace {
@@ -255,7 +262,7 @@ void gemm_candidate(CudaContext& c, const GemmSpec& s, const void* a, const void
   const Described g = describe(c, s, a, b, d, bias, what);
   DACPP_CHECK(index < g.cands.size(), ErrorCode::InvalidArgument, what, ": GEMM candidate ", index, " of ",
               g.cands.size());
-  run_matmul(c, *g.plan, g.cands[index].algo, a, b, d, s.accumulate, what);
+  run_matmul(c, *g.plan, g.cands[index].algo, g.cands[index].workspace, a, b, d, s.accumulate, what);
 }
 
 }  // namespace dacpp::cuda

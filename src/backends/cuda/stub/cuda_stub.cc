@@ -33,6 +33,23 @@ float time_replays_ms(CudaContext&, const Graph&, int) { no_cuda("CUDA graph rep
 void* pinned_staging(CudaContext&, size_t) { no_cuda("pinned staging memory"); }
 void copy_async(CudaContext&, const Tensor&, Tensor&) { no_cuda("copy_async"); }
 
+bool lanes_enabled(CudaContext&) {
+  no_cuda("cuda::lanes_enabled");
+}
+int max_lanes() {
+  return 1;
+}
+void fork_lanes(CudaContext&, int) {
+  no_cuda("cuda::fork_lanes");
+}
+void set_lane(CudaContext&, int) {
+  no_cuda("cuda::set_lane");
+}
+void join_lane(CudaContext&, int) {
+  no_cuda("cuda::join_lane");
+}
+void end_lanes(CudaContext&) noexcept {}
+
 Tensor empty(CudaContext&, const Shape&, DType, std::string) { no_cuda("cuda::empty"); }
 MemoryStats memory_stats(CudaContext&) { no_cuda("cuda::memory_stats"); }
 size_t device_used_bytes(CudaContext&) { no_cuda("cuda::device_used_bytes"); }
