@@ -18,6 +18,17 @@ expect_exit 0 "$DACPP" bench -m "$MODEL" --size 84x56 --runs 2 --warmup 0 --batc
 expect_grep 'input 84x56 +batch 2' "$TMP/out"
 expect_grep 'median [0-9.]+ ms' "$TMP/out"
 
+# --rays: DA3 any-view with its ray branch (the checkpoint folder keeps the aux head); refused without one.
+ANYVIEW="$ROOT/tests/fixtures/models/da3small_tiny"
+expect_exit 0 "$DACPP" bench -m "$ANYVIEW" --size 70 --runs 1 --warmup 0 --threads 1 --rays --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["rays"] is True and j["median_ms"] > 0, j
+PY
+expect_exit 4 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --rays
+expect_grep "^dacpp: error: --rays: .*no ray branch" "$TMP/err"
+
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size 71
 expect_grep '^dacpp: error: .*--size' "$TMP/err"
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size big

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "engine/model.h"
 #include "engine/runner.h"
@@ -116,6 +117,40 @@ TEST_P(CudaGraphCapture, LanesGiveTheOneStreamResult) {
     }
   }
   EXPECT_EQ(lanes.captured_graphs(), c.capturable ? 1u : 0u);
+}
+
+// The same with DA3's ray branch (RunOptions::want_rays: a second fusion chain over the maps the lanes made): depth,
+// confidence, rays and ray confidence equal bit for bit to the one-stream forward, 1 and 2 views.
+TEST(CudaLanes, RayBranchGivesTheOneStreamResult) {
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  LoadOptions lo;
+  lo.device = Device::cuda(0);
+  lo.precision = DType::BF16;
+  lo.import.with_aux = true;
+  auto model = Model::load("tests/fixtures/models/da3small_tiny", lo);
+  ASSERT_TRUE(model->config().capabilities().rays);
+  ASSERT_EQ(setenv("DACPP_LANES", "0", 1), 0);
+  Runner one_stream(model);
+  ASSERT_EQ(unsetenv("DACPP_LANES"), 0);
+  Runner lanes(model);
+  RunOptions o;
+  o.want_rays = true;
+  for (int64_t views : {1, 2}) {
+    const Tensor x = gputest::random_input(98, 140, 14, views);
+    for (int i = 0; i < 3; ++i) {  // eager, captured, replayed
+      const ForwardResult want = one_stream.forward(x, false, o), got = lanes.forward(x, false, o);
+      for (auto [w, g, name] : {std::tuple{&want.depth, &got.depth, "depth"},
+                                {&want.conf, &got.conf, "conf"},
+                                {&want.rays, &got.rays, "rays"},
+                                {&want.ray_conf, &got.ray_conf, "ray_conf"}}) {
+        ASSERT_TRUE(w->defined() && g->defined()) << name;
+        ASSERT_EQ(g->shape(), w->shape()) << name;
+        EXPECT_EQ(std::memcmp(g->data<float>(), w->data<float>(), w->nbytes()), 0)
+            << name << ", " << views << " views, run " << i;
+      }
+    }
+  }
+  EXPECT_EQ(lanes.captured_graphs(), 2u);
 }
 
 std::string capture_name(const ::testing::TestParamInfo<CaptureCase>& i) {

@@ -30,6 +30,7 @@ struct BenchOptions {
   int threads = 0;
   DeviceFlags device;
   bool json = false;
+  bool rays = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -70,6 +71,7 @@ Command register_bench(CLI::App& app) {
   sub->add_option("--warmup", o->warmup, "Untimed warm-up runs (default 2)");
   sub->add_option("--threads", o->threads, "CPU threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print JSON");
+  sub->add_flag("--rays", o->rays, "DA3 any-view: run the ray branch too (a checkpoint folder keeps its ray head)");
   add_device_flags(sub, o->device);
   return {sub, [o]() {
             DACPP_CHECK(o->batch >= 1 && o->batch <= 256, ErrorCode::InvalidArgument, "--batch must be 1..256");
@@ -77,7 +79,12 @@ Command register_bench(CLI::App& app) {
             const Clock::time_point t_load = Clock::now();
             LoadOptions lo;
             apply_device_flags(o->device, lo);
+            lo.import.with_aux = o->rays;
             std::shared_ptr<const Model> model = Model::load(o->model, lo);
+            DACPP_CHECK(!o->rays || model->config().capabilities().rays, ErrorCode::Unsupported, "--rays: model '",
+                        o->model, "' has no ray branch (a DA3 any-view model converted with --with-aux has one)");
+            RunOptions run_options;
+            run_options.want_rays = o->rays;
             const double load_ms = ms_since(t_load);
             int h = 0, w = 0;
             parse_size(o->size, model->config().vit.patch_size, &h, &w);
@@ -89,11 +96,11 @@ Command register_bench(CLI::App& app) {
             std::normal_distribution<float> nd(0.f, 1.f);
             float* px = x.data<float>();
             for (int64_t i = 0; i < x.numel(); ++i) px[i] = nd(rng);
-            for (int i = 0; i < o->warmup; ++i) runner.forward(x);
+            for (int i = 0; i < o->warmup; ++i) runner.forward(x, false, run_options);
             std::vector<double> times;
             for (int i = 0; i < o->runs; ++i) {
               const Clock::time_point t0 = Clock::now();
-              runner.forward(x);
+              runner.forward(x, false, run_options);
               times.push_back(ms_since(t0));
             }
             std::sort(times.begin(), times.end());
@@ -102,7 +109,7 @@ Command register_bench(CLI::App& app) {
             runner.set_phase_timing(true);
             std::vector<double> input_ms, launch_ms, wait_ms, output_ms;
             for (int i = 0; i < std::min(o->runs, 20); ++i) {
-              runner.forward(x);
+              runner.forward(x, false, run_options);
               const Runner::Phases& ph = runner.last_phases();
               input_ms.push_back(ph.input_ms);
               launch_ms.push_back(ph.launch_ms);
@@ -116,13 +123,19 @@ Command register_bench(CLI::App& app) {
             };
             const Runner::DeviceMemory mem = runner.device_memory();
             const double median = times[times.size() / 2];
-            nlohmann::json j = {{"model", o->model},   {"width", w},
-                                {"height", h},         {"batch", o->batch},
+            nlohmann::json j = {{"model", o->model},
+                                {"width", w},
+                                {"rays", o->rays},
+                                {"height", h},
+                                {"batch", o->batch},
                                 {"threads", ro.threads > 0 ? ro.threads : ThreadPool::hardware_threads()},
-                                {"runs", o->runs},     {"median_ms", median},
-                                {"min_ms", times.front()}, {"max_ms", times.back()},
+                                {"runs", o->runs},
+                                {"median_ms", median},
+                                {"min_ms", times.front()},
+                                {"max_ms", times.back()},
                                 {"images_per_s", 1000.0 * o->batch / median},
-                                {"load_ms", load_ms},  {"peak_rss_mb", peak_rss_kb() / 1024.0},
+                                {"load_ms", load_ms},
+                                {"peak_rss_mb", peak_rss_kb() / 1024.0},
                                 {"device", device_name(model->device())},
                                 {"precision", dtype_name(model->act_dtype())},
                                 {"device_weight_mb", model->device_weight_bytes() / 1048576.0},
