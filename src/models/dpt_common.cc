@@ -1,7 +1,13 @@
 #include "models/dpt_common.h"
 
-namespace dacpp::models::detail {
+#include <algorithm>
+#include <string>
 
+namespace dacpp::models::detail {
+namespace {
+
+// Stages 0-2 (stage(lane_rs, s) from the lane's own RunState) and refine[s]'s lateral unit on lanes 3, 2, 1, or
+// null where lanes do not apply (reassemble says when).
 std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
                                              const std::function<Tensor(RunState&, int)>& stage,
                                              const std::vector<layers::FeatureFusionBlock>& refine) {
@@ -22,6 +28,24 @@ std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
     br->lateral[i] = refine[i].lateral_unit(ex, br->rn[i]);
   }
   return br;
+}
+
+}  // namespace
+
+Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, int64_t gw,
+                       const std::function<Tensor(RunState&, int)>& stage,
+                       const std::vector<layers::FeatureFusionBlock>& refine) {
+  const int64_t rn1_bytes = b * features * dpt_stage_size(0, gh) * dpt_stage_size(0, gw) *
+                            static_cast<int64_t>(dtype_nbytes(rs.ex.ctx.act_dtype(), 1));
+  Reassembled r;
+  r.branches = branch_stages(rs, rn1_bytes, stage, refine);
+  r.rn.resize(4);
+  if (r.branches) std::copy(r.branches->rn.begin(), r.branches->rn.end(), r.rn.begin());
+  for (int s = r.branches ? 3 : 0; s < 4; ++s) {
+    r.rn[static_cast<size_t>(s)] = stage(rs, s);
+    rs.dump("rn" + std::to_string(s + 1), r.rn[static_cast<size_t>(s)]);
+  }
+  return r;
 }
 
 }  // namespace dacpp::models::detail

@@ -52,11 +52,24 @@ struct StageBranches {
 // another. Larger ones fill it alone, and the side lanes' arenas keep their stage's maps until the next forward.
 constexpr int64_t kLaneMapBytes = int64_t{64} << 20;
 
-// Enqueues stages 0-2 (stage(lane_rs, s) → rn, from the lane's own RunState) and refine[s]'s lateral unit on their
-// lanes, or returns null where lanes do not apply: the CPU, no lane arenas, dumps (read as the maps are made, in
-// order), rn1_bytes over kLaneMapBytes, DACPP_LANES=0.
-std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
-                                             const std::function<Tensor(RunState&, int)>& stage,
-                                             const std::vector<layers::FeatureFusionBlock>& refine);
+// The four reassemble stages of a DPT head: rn1..rn4 (each dumped as "rn<k>"), stages 0-2 with refine[s]'s lateral
+// units on lanes (`branches`) where they apply — a GPU, lane arenas, no dumps (read as the maps are made, in
+// order), rn1 of b × features maps on the gh × gw grid within kLaneMapBytes, DACPP_LANES unset — else one after the
+// other on the caller's lane (`branches` null). stage(rs, s) → rn_{s+1}, from the RunState it is given.
+struct Reassembled {
+  std::vector<Tensor> rn;
+  std::unique_ptr<StageBranches> branches;
+};
+Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, int64_t gw,
+                       const std::function<Tensor(RunState&, int)>& stage,
+                       const std::vector<layers::FeatureFusionBlock>& refine);
+
+// The lateral input refinenet s + 1 of the chain `br` belongs to is given: its lateral unit's output from the lane
+// (joined first; pass lateral_done = true) with br, rn_{s+1} without.
+inline Tensor lateral_input(StageBranches* br, const std::vector<Tensor>& rn, int s) {
+  if (br == nullptr) return rn[static_cast<size_t>(s)];
+  br->join(s);
+  return br->lateral[static_cast<size_t>(s)];
+}
 
 }  // namespace dacpp::models::detail

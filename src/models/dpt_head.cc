@@ -6,7 +6,6 @@
 #include "models/dpt_common.h"
 #include "ops/conv2d.h"
 #include "ops/elementwise.h"
-#include "ops/lanes.h"
 #include "ops/resize.h"
 #include "ops/resize_rows.h"
 #include "ops/upsample_conv_head.h"
@@ -138,31 +137,18 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
   {
     layers::ArenaScope refine_scope(ex.arena);
     // Stages 0-2 with their refinenets' lateral units depend neither on each other nor on the chain from stage 3:
-    // on a GPU they run on lanes of their own beside it (branch_stages); each lane is joined where its maps are
-    // first needed.
-    const int64_t rn1_bytes = b * spec_.head.features * detail::dpt_stage_size(0, gh) * detail::dpt_stage_size(0, gw) *
-                              static_cast<int64_t>(dtype_nbytes(ex.ctx.act_dtype(), 1));
-    std::unique_ptr<detail::StageBranches> br = detail::branch_stages(
-        rs, rn1_bytes,
-        [&](RunState& lane_rs, int s) { return stage(lane_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
+    // on a GPU they run on lanes of their own beside it; each lane is joined where its maps are first needed.
+    detail::Reassembled r = detail::reassemble(
+        rs, b, spec_.head.features, gh, gw,
+        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
+    const std::vector<Tensor>& rn = r.rn;
+    detail::StageBranches* br = r.branches.get();
     const bool split = br != nullptr;
-    std::array<Tensor, 4> rn;
-    if (split) std::copy(br->rn.begin(), br->rn.end(), rn.begin());
-    for (int s = split ? 3 : 0; s < 4; ++s) {
-      rn[static_cast<size_t>(s)] = stage(rs, s, feats[static_cast<size_t>(s)], gh, gw);
-      rs.dump("rn" + std::to_string(s + 1), rn[static_cast<size_t>(s)]);
-    }
-    // The lateral input of refinenet s + 1: its unit's output from the lane (joined first), or rn_{s+1}.
-    const auto lateral = [&](int s) {
-      if (!split) return rn[static_cast<size_t>(s)];
-      br->join(s);
-      return br->lateral[static_cast<size_t>(s)];
-    };
     Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
-    path = refine_[2].forward(ex, path, lateral(2), rn[1].dim(2), rn[1].dim(3), split);
-    path = refine_[1].forward(ex, path, lateral(1), rn[0].dim(2), rn[0].dim(3), split);
-    const Tensor lateral1 = lateral(0);
-    br.reset();  // every lane joined: lane 0 from here on
+    path = refine_[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
+    path = refine_[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
+    const Tensor lateral1 = detail::lateral_input(br, rn, 0);
+    r.branches.reset();  // every lane joined: lane 0 from here on
     if (ops::conv2d_upsampled_fused(ex.ctx, path, out1_->weight(), o1)) {
       // refinenet1's ×2 upsample happens inside out1's conv (its padded input copy is made from the small map).
       const Tensor small = refine_[0].forward_unresized(ex, path, lateral1, split);

@@ -88,16 +88,10 @@ Tensor DualDptHead::fuse(RunState& rs, const std::vector<layers::FeatureFusionBl
   // rn1..rn4 → refinenet4 .. refinenet1 → [S, F, 2·h1, 2·w1]
   layers::Exec& ex = rs.ex;
   const bool split = br != nullptr;
-  // The lateral input of refinenet s + 1: its unit's output from the lane (joined first), or rn_{s+1}.
-  const auto lateral = [&](int s) {
-    if (!split) return rn[static_cast<size_t>(s)];
-    br->join(s);
-    return br->lateral[static_cast<size_t>(s)];
-  };
   Tensor path = chain[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
-  path = chain[2].forward(ex, path, lateral(2), rn[1].dim(2), rn[1].dim(3), split);
-  path = chain[1].forward(ex, path, lateral(1), rn[0].dim(2), rn[0].dim(3), split);
-  return chain[0].forward(ex, path, lateral(0), 0, 0, split);
+  path = chain[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
+  path = chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
+  return chain[0].forward(ex, path, detail::lateral_input(br, rn, 0), 0, 0, split);
 }
 
 void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const {
@@ -167,23 +161,16 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
   Tensor aux1 = want_rays ? ex.alloc({b, half, fh, fw}, "dualdpt.out1_aux") : Tensor();
   {
     layers::ArenaScope scope(ex.arena);
-    // Stages 0-2 and the main chain's lateral units on lanes of their own where they pay (detail::branch_stages).
-    const int64_t rn1_bytes = b * cfg_.features * detail::dpt_stage_size(0, gh) * detail::dpt_stage_size(0, gw) *
-                              static_cast<int64_t>(dtype_nbytes(ex.ctx.act_dtype(), 1));
-    std::unique_ptr<detail::StageBranches> br = detail::branch_stages(
-        rs, rn1_bytes,
-        [&](RunState& lane_rs, int s) { return stage(lane_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
-    std::vector<Tensor> rn(4);
-    if (br) std::copy(br->rn.begin(), br->rn.end(), rn.begin());
-    for (int s = br ? 3 : 0; s < 4; ++s) {
-      rn[static_cast<size_t>(s)] = stage(rs, s, feats[static_cast<size_t>(s)], gh, gw);
-      rs.dump("rn" + std::to_string(s + 1), rn[static_cast<size_t>(s)]);
-    }
+    // Stages 0-2 and the main chain's lateral units on lanes of their own where they pay (detail::reassemble).
+    detail::Reassembled r = detail::reassemble(
+        rs, b, cfg_.features, gh, gw,
+        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
+    const std::vector<Tensor>& rn = r.rn;
     {
       layers::ArenaScope main_scope(ex.arena);
-      out1_->forward_into(ex, fuse(rs, refine_, rn, br.get()), o1);
+      out1_->forward_into(ex, fuse(rs, refine_, rn, r.branches.get()), o1);
     }
-    br.reset();  // every lane joined: lane 0 from here on
+    r.branches.reset();  // every lane joined: lane 0 from here on
     if (want_rays) {
       layers::ArenaScope aux_scope(ex.arena);
       Tensor x = fuse(rs, refine_aux_, rn);

@@ -96,7 +96,6 @@ class CudaContext {
   bool lanes_enabled() const { return lanes_enabled_; }  // unless DACPP_LANES=0
   void fork_lanes(int count);
   void set_lane(int lane);
-  int lane() const { return lane_; }
   void join_lane(int lane);
   void end_lanes() noexcept;
 
