@@ -107,19 +107,10 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
     expect_wgmma_error(3, "3 warpgroups");
     if (c.o % 128 != 0) expect_wgmma_error(2, "2 warpgroups with O % 128 != 0");
     expect_wgmma_error(4, "4 warpgroups");
-    if (c.o % 128 == 0) {
-      Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
-      try {
-        cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, 2, cuda::WgmmaFeed::TmaSplitK);
-        ADD_FAILURE() << "conv2d_wgmma3x3 accepted split K with 2 warpgroups";
-      } catch (const Error& err) {
-        EXPECT_EQ(err.code(), ErrorCode::InvalidArgument) << err.what();
-      }
-    }
     using Feed = cuda::WgmmaFeed;
     for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK, Feed::TmaRows})
       for (int wg : {1, 2}) {
-        if (wg == 2 && (c.o % 128 != 0 || feed == Feed::TmaSplitK)) continue;
+        if (wg == 2 && c.o % 128 != 0) continue;
         Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
         cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg, feed);
         const char* how = feed == Feed::Tma         ? "tma "
@@ -130,6 +121,33 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
       }
   } else if (wgmma_shape) {
     expect_wgmma_error(1, "a GPU or build without sm_90a");
+  }
+  // Its stride-2 form (3×3 s2 p1: the TMA kernel on the phase copy): Tma and TmaSplitK, no other feed.
+  const bool wgmma_s2_shape =
+      c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 2 && c.pad == 1 && c.c % 64 == 0 && c.o % 64 == 0;
+  if (wgmma_s2_shape) {
+    using Feed = cuda::WgmmaFeed;
+    for (Feed feed : {Feed::Tma, Feed::TmaSplitK, Feed::CpAsync, Feed::TmaRows})
+      for (int wg : {1, 2}) {
+        if (wg == 2 && c.o % 128 != 0) continue;
+        const std::string what = std::string("conv2d wgmma 3x3 stride 2 ") +
+                                 (feed == Feed::Tma         ? "tma "
+                                  : feed == Feed::TmaSplitK ? "tma split-k "
+                                                            : "other feed ") +
+                                 std::to_string(64 * wg);
+        Tensor y9 = nan_output({c.n, c.o, oh, ow}, c.dt);
+        if (wgmma && (feed == Feed::Tma || feed == Feed::TmaSplitK)) {
+          cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y9, e, wg, feed, 2);
+          expect_close(y9, want, c.dt, what);
+          continue;
+        }
+        try {
+          cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y9, e, wg, feed, 2);
+          ADD_FAILURE() << what << " was accepted";
+        } catch (const Error& err) {
+          EXPECT_EQ(err.code(), wgmma ? ErrorCode::InvalidArgument : ErrorCode::Unsupported) << err.what();
+        }
+      }
   }
   // The autotuned choice is cached per shape: a second call tunes nothing and gives the same result.
   const size_t tuned = cuda::conv2d_tuned_count(ctx().cuda());
@@ -182,6 +200,16 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({1, 256, 40, 60, 256, 3, 3, 1, 1, true, false, dt});
     out.push_back({2, 128, 21, 27, 128, 3, 3, 1, 1, true, false, dt});
     out.push_back({1, 64, 5, 30, 128, 3, 3, 1, 1, true, true, dt});
+  }
+  // the stride-2 form (the reassemble stage-3 conv): odd and even sizes (the phases' last row and column partly
+  // outside the image), batch 2, a map of several pixel tiles, 64 / 128 output channels, 1024 channels at 37²
+  // (DA2-L's shape), one wider than high
+  for (DType dt : {DType::BF16, DType::F16}) {
+    out.push_back({1, 64, 37, 37, 64, 3, 3, 2, 1, true, false, dt});
+    out.push_back({2, 128, 20, 26, 128, 3, 3, 2, 1, true, true, dt});
+    out.push_back({1, 192, 61, 47, 128, 3, 3, 2, 1, false, false, dt});
+    out.push_back({1, 1024, 37, 37, 1024, 3, 3, 2, 1, true, false, dt});
+    out.push_back({3, 64, 7, 30, 192, 3, 3, 2, 1, true, true, dt});
   }
   out.push_back({1, 256, 300, 300, 128, 3, 3, 1, 1, true, true, DType::BF16});
   out.push_back({1, 256, 520, 520, 64, 3, 3, 1, 1, true, false, DType::BF16});

@@ -17,7 +17,8 @@
 // bf16/f16 convs with C % 16 == 0 (the DPT head and fusion blocks) can also run the direct kernel of
 // conv3x3_tc.cuh (four tile variants), and on Hopper (CudaContext::hopper_mma) with C and O multiples of 64 the
 // wgmma implicit GEMM of conv3x3_wgmma.cuh (64 or 128 output channels per block; fed by cp.async from three shifted
-// copies, or by the tensor memory accelerator from one channels-innermost padded copy, with split K on small maps).
+// copies, or by the tensor memory accelerator from one channels-innermost padded copy, with split K on small maps);
+// 3×3 stride-2 pad-1 convs (the DPT heads' last reassemble stage) run the TMA form on a phase copy of the input.
 // Choice: conv2d autotunes per shape on first use (choose_algo: every applicable algorithm timed with events, the
 // fastest recorded per device for the process); while a CUDA graph is captured, or with DACPP_AUTOTUNE=0, it uses
 // the fixed rules of heuristic_algo. conv2d_generic / conv2d_im2col_gemm / conv2d_row_gemm / conv2d_direct3x3
@@ -779,6 +780,19 @@ bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) 
          a.o % 64 == 0;
 }
 
+// The TMA kernel's pixel pitch: W + 2 for the stride-1 padded copy, OW + 1 for the stride-2 phase copy.
+int tma_pitch(const ConvArgs& a) {
+  return a.sh == 2 ? a.ow + 1 : conv3x3_wg::padded_pitch_of(a.w);
+}
+
+// The stride-2 form (3×3, stride 2, pad 1; the DPT heads' last reassemble stage): the TMA kernel on the phase copy
+// (phase_pad_nhwc_kernel), one tap per step, whole images (no bands: one image's copy within kMaxColBytes).
+bool wgmma3x3_s2_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) {
+  const size_t copy = sizeof(uint16_t) * 4 * static_cast<size_t>(a.oh + 1) * tma_pitch(a) * a.c;
+  return c.hopper_mma() && x.dtype() != DType::F32 && a.kh == 3 && a.kw == 3 && a.sh == 2 && a.sw == 2 && a.ph == 1 &&
+         a.pw == 1 && a.c >= 64 && a.c % 64 == 0 && a.o % 64 == 0 && a.n <= 65535 && copy <= kMaxColBytes;
+}
+
 constexpr int kDerivedWgmmaTaps = 3;  // CudaContext::derived kind: w as [tap][O][C]
 
 // The tap weights [tap][O][C] of w (CudaContext::derived: made once per weight).
@@ -812,15 +826,16 @@ CopyPlan copy_plan(const ConvArgs& a, Bytes bytes) {
   return {band, chunk};
 }
 
-// How many blocks share each tile's K steps in the split TMA conv (64 channels per block): enough to give every
-// SM a block where the unsplit grid has fewer blocks than SMs, at most 8 and at least 8 steps each; 1 = no split
-// (the tuner then does not offer it; conv2d_wgmma3x3 forcing it splits in 2).
-int tma_splits(const CudaContext& c, const ConvArgs& a) {
-  const long long tiles =
-      (static_cast<long long>(a.oh) * conv3x3_wg::padded_pitch_of(a.w) + conv3x3_wg::kTileN - 1) / conv3x3_wg::kTileN;
-  const long long blocks = tiles * (a.o / 64) * a.n, steps = 9LL * (a.c / 64);
-  if (blocks >= c.sm_count()) return 1;
-  return static_cast<int>(std::min<long long>({(c.sm_count() + blocks - 1) / blocks, 8, steps / 8}));
+// How many blocks share each tile's K steps in the split TMA conv (64·WG output channels per block): enough to give
+// every SM a block where the unsplit grid has fewer blocks than SMs, at most 8 and at least 8 steps each; 1 = no
+// split (the tuner then does not offer it; conv2d_wgmma3x3 forcing it splits in 2). (As many as fit one block per
+// SM instead, session 18: the tuner took that count for two of DA2-L's shapes, 4-6 µs faster alone, and the
+// forward did not move: 3.5389 / 3.5369 against 3.5352 / 3.5374 ms.)
+int tma_splits(const CudaContext& c, const ConvArgs& a, int wg = 1) {
+  const long long tiles = (static_cast<long long>(a.oh) * tma_pitch(a) + conv3x3_wg::kTileN - 1) / conv3x3_wg::kTileN;
+  const long long blocks = tiles * (a.o / (64 * wg)) * a.n, steps = 9LL * (a.c / 64), sms = c.sm_count();
+  if (blocks >= sms) return 1;
+  return static_cast<int>(std::min<long long>({(sms + blocks - 1) / blocks, 8, steps / 8}));
 }
 
 // TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
@@ -828,21 +843,28 @@ int tma_splits(const CudaContext& c, const ConvArgs& a) {
 // maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
 // `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
 // KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
+// Stride 2 (a.sh == 2; TMA, KX = 1, no `up`): the TMA kernel on the phase copy (phase_pad_nhwc_kernel), whole images.
 template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                      const conv3x3_wg::Upsample* up = nullptr) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   static_assert(KX == 1 || (TMA && !SPLIT), "row steps only in the unsplit TMA kernel");
   namespace wg3 = conv3x3_wg;
+  const bool s2 = a.sh == 2;
+  DACPP_CHECK(!s2 || (TMA && KX == 1 && up == nullptr), ErrorCode::Internal,
+              "conv3x3_wgmma: stride 2 runs only the TMA kernel with one tap per step");
   const std::shared_ptr<const void> wt = tap_weights<T>(c, w, a);
   constexpr int copies = TMA ? 1 : 3;
-  const int pitch = TMA ? wg3::padded_pitch_of(a.w) : wg3::pitch_of(a.w);
-  const auto plane_of = [&](int rows) { return TMA ? wg3::padded_plane_of(rows, a.w) : wg3::plane_of(rows, a.w); };
+  const int pitch = TMA ? tma_pitch(a) : wg3::pitch_of(a.w);
+  const auto plane_of = [&](int rows) {
+    return s2 ? 4LL * (rows + 1) * pitch : TMA ? wg3::padded_plane_of(rows, a.w) : wg3::plane_of(rows, a.w);
+  };
   const auto copy_bytes = [&](int images, int rows) {
     return copies * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(plane_of(rows));
   };
   const CopyPlan plan = copy_plan(a, copy_bytes);
-  const int splits = SPLIT ? std::max(tma_splits(c, a), 2) : 1;
+  DACPP_CHECK(!s2 || plan.band == a.oh, ErrorCode::Internal, "conv3x3_wgmma: a stride-2 copy in bands");
+  const int splits = SPLIT ? std::max(tma_splits(c, a, WG), 2) : 1;
   // The split kernel's f32 partials [image][split][O][pixel tiles · 128] follow the copies in the scratch.
   const auto tiled_pixels = [&](int rows) {
     return (static_cast<long long>(rows) * pitch + wg3::kTileN - 1) / wg3::kTileN * wg3::kTileN;
@@ -872,16 +894,21 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   for (int n0 = 0; n0 < a.n; n0 += plan.chunk) {
     const int nb = std::min(plan.chunk, a.n - n0);
     for (int row0 = 0; row0 < a.oh; row0 += plan.band) {
-      wg3::Args d{a.c, a.h, a.w, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu, splits};
+      // The output's rows and columns (the input's too at stride 1; the phase copy is told the input's).
+      wg3::Args d{a.c, a.oh, a.ow, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu, splits};
       d.plane = plane_of(d.rows);
+      if (s2) d.phase = static_cast<int>(d.plane / 4);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
       if constexpr (TMA) {
         // Each padded row's runs of 64 pixels over as many blocks (the grid's z holds images · runs).
         const int runs = std::max(1, std::min((d.wp + 63) / 64, 65535 / nb));
-        const dim3 pad_grid(static_cast<unsigned>(d.rows + 2), static_cast<unsigned>(a.c / 64),
+        const dim3 pad_grid(static_cast<unsigned>(s2 ? 4 * (d.rows + 1) : d.rows + 2), static_cast<unsigned>(a.c / 64),
                             static_cast<unsigned>(nb * runs));
-        if (up) {
+        if (s2) {
+          launch_kernel(c, "conv3x3_wgmma phase copy", wg3::phase_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, a.h,
+                        a.w, runs);
+        } else if (up) {
           launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
                         d, *up, runs);
         } else {
@@ -903,7 +930,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
         launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX>, grid, WG * 128 + 32,
                       smem, map_w, map_x, bias, yp, partial, d);
         if (splits > 1) {
-          const long long outputs = static_cast<long long>(nb) * a.o * d.rows * a.w;
+          const long long outputs = static_cast<long long>(nb) * a.o * d.rows * d.w;
           launch_kernel(c, "conv3x3_wgmma split reduce", wg3::split_reduce_kernel<T>, grid_for(c, outputs, 256), 256, 0,
                         partial, bias, yp, d, nb, tiled_pixels(d.rows));
         }
@@ -948,7 +975,8 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm };
 // RowGemm: conv_row_gemm (vertical stride 1, KH > 1).
 // Wgmma1 / Wgmma2: conv3x3_wgmma with 64 / 128 output channels per block (Hopper; 4-stage ring: 6 stages measured
 // 0-1.6 % faster on DA2-L's shapes, not worth the shared memory). WgmmaTma1 / WgmmaTma2: the same fed by the
-// tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit: WgmmaTma1 with K split over tma_splits blocks per tile;
+// tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit / WgmmaTmaSplit2: WgmmaTma1 / WgmmaTma2 with K split over
+// tma_splits blocks per tile (128 channels per block: half the pixel tiles read from L2 of 64);
 // WgmmaTmaRows1 / 2: the TMA kernel stepping over kernel rows (its three kx taps share one pixel tile: a third of
 // the pixel traffic), 4 / 3 stages.
 enum class ConvAlgo : int {
@@ -966,6 +994,7 @@ enum class ConvAlgo : int {
   WgmmaTma1,
   WgmmaTma2,
   WgmmaTmaSplit,
+  WgmmaTmaSplit2,
   WgmmaTmaRows1,
   WgmmaTmaRows2
 };
@@ -991,6 +1020,8 @@ const char* algo_name(ConvAlgo algo) {
       return "wgmma3x3 tma 128";
     case ConvAlgo::WgmmaTmaSplit:
       return "wgmma3x3 tma 64 split-k";
+    case ConvAlgo::WgmmaTmaSplit2:
+      return "wgmma3x3 tma 128 split-k";
     case ConvAlgo::WgmmaTmaRows1:
       return "wgmma3x3 tma rows 64";
     case ConvAlgo::WgmmaTmaRows2:
@@ -1018,6 +1049,8 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
       return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaSplit:
       return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
+    case ConvAlgo::WgmmaTmaSplit2:
+      return launch_wgmma3x3<T, 2, 5, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaRows1:
       return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaRows2:
@@ -1102,12 +1135,20 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       if (direct_splits_fit(a, 4)) candidates.push_back(ConvAlgo::DirectSplit4);
     }
   }
-  if (wgmma3x3_applies(c, x, a)) {
+  const bool s1 = wgmma3x3_applies(c, x, a);
+  const bool s2 = wgmma3x3_s2_applies(c, x, a);
+  if (s1) {
     candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1, ConvAlgo::WgmmaTmaRows1});
-    if (tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
     if (a.o % 128 == 0)
       candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2, ConvAlgo::WgmmaTmaRows2});
   }
+  if (s2) {
+    candidates.push_back(ConvAlgo::WgmmaTma1);
+    if (a.o % 128 == 0) candidates.push_back(ConvAlgo::WgmmaTma2);
+  }
+  // Split K on small maps, 64 or 128 output channels per block.
+  if ((s1 || s2) && tma_splits(c, a) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit);
+  if ((s1 || s2) && a.o % 128 == 0 && tma_splits(c, a, 2) > 1) candidates.push_back(ConvAlgo::WgmmaTmaSplit2);
   const std::string key = tuning_key(x, bias, y, a);
   const auto at = std::find(candidates.begin(), candidates.end(), fallback);
   const int choice = tuned_choice(
@@ -1209,19 +1250,28 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 }
 
 void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                     int warpgroups, WgmmaFeed feed) {
-  const ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
+                     int warpgroups, WgmmaFeed feed, int stride) {
+  DACPP_CHECK(stride == 1 || stride == 2, ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): stride ", stride,
+              " (it runs 1 and 2)");
+  const ConvArgs a = make_args(x, w, y, ConvGeometry{stride, stride, 1, 1}, act);
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, "conv2d_wgmma3x3 (cuda): needs an sm_90 GPU and a build with ",
               "CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_", c.sm_version(), ")");
-  DACPP_CHECK(wgmma3x3_applies(c, x, a) && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)) &&
-                  (warpgroups == 1 || feed != WgmmaFeed::TmaSplitK),
-              ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ",
-              shape_str(w.shape()), " / ", warpgroups, " warpgroups",
-              feed == WgmmaFeed::TmaSplitK ? " with split K" : "", " not supported");
+  const bool fits = stride == 1
+                        ? wgmma3x3_applies(c, x, a)
+                        : wgmma3x3_s2_applies(c, x, a) && a.oh == (a.h - 1) / 2 + 1 && a.ow == (a.w - 1) / 2 + 1 &&
+                              (feed == WgmmaFeed::Tma || feed == WgmmaFeed::TmaSplitK);
+  DACPP_CHECK(fits && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)), ErrorCode::InvalidArgument,
+              "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ", shape_str(w.shape()), " / y ",
+              shape_str(y.shape()), " / stride ", stride, " / ", warpgroups, " warpgroups",
+              feed == WgmmaFeed::TmaSplitK ? " with split K" : "",
+              feed == WgmmaFeed::TmaRows   ? " in row steps"
+              : feed == WgmmaFeed::CpAsync ? " fed by cp.async"
+                                           : "",
+              " not supported");
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           feed == WgmmaFeed::TmaSplitK ? ConvAlgo::WgmmaTmaSplit
+           feed == WgmmaFeed::TmaSplitK ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaSplit : ConvAlgo::WgmmaTmaSplit2)
            : feed == WgmmaFeed::Tma     ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
            : feed == WgmmaFeed::TmaRows ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaRows1 : ConvAlgo::WgmmaTmaRows2)
                                         : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
@@ -1284,6 +1334,8 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
       {str_cat("conv3x3_shift_pad<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::shift_pad_kernel<T>)});
   out.push_back(
       {str_cat("conv3x3_pad_nhwc<", type, ">"), reinterpret_cast<const void*>(&conv3x3_wg::pad_nhwc_kernel<T>)});
+  out.push_back({str_cat("conv3x3_phase_pad_nhwc<", type, ">"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::phase_pad_nhwc_kernel<T>)});
   out.push_back({str_cat("conv3x3_upsample_pad_nhwc<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::upsample_pad_nhwc_kernel<T>)});
   out.push_back({str_cat("conv3x3_tap_weights<", type, ">"),

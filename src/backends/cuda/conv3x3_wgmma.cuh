@@ -17,6 +17,8 @@
 // conv3x3_wgmma_tma_kernel (further down): the same GEMM fed by the tensor memory accelerator from one
 // channels-innermost padded copy (pad_nhwc_kernel) through a producer warp and mbarriers, with an optional split of
 // the K steps over several blocks (split_reduce_kernel adds the f32 partials). The tuner picks among both kernels.
+// The TMA kernel also runs 3×3 stride-2 pad-1 convs, from a copy of the padded input split by row and column parity
+// (phase_pad_nhwc_kernel), where each tap again reads a run of consecutive pixels.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,7 @@ struct Args {
   long long kx_stride;  // elements between the kx copies: images · C · plane
   int relu;
   int splits = 1;  // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
+  int phase = 0;   // TMA kernel, stride 2: pixels per phase of the phase copy (phase_pad_nhwc_kernel); 0: stride 1
 };
 
 // Row pitch and plane size for a band of `rows` output rows of width w: the last pixel tile reads up to 127 pixels
@@ -123,6 +126,42 @@ __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, 
   for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
     const int col = x0 + lane - 1;
     const bool in = row_in && col >= 0 && col < a.w;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const int cl = group * 16 + k;
+      tile[lane][cl] = in ? src[cl * plane_in + col] : mma::from_float<T>(0.f);
+    }
+    __syncthreads();
+    store_padded_run(tile, out, x0, a);
+    __syncthreads();
+  }
+}
+
+// The stride-2 conv's phase copy (3×3, pad 1): the padded input split by row and column parity,
+//   xp[n][ph·Hq·Wq + i·Wq + j][c] = x[n][c][2i + r - 1][2j + s - 1],   ph = 2r + s, r, s ∈ {0, 1},
+// i < Hq = OH + 1, j < Wq = OW + 1 (zero outside the image). Tap (ky, kx) of output (oy, ox) reads phase
+// (ky % 2, kx % 2) at (oy + ky / 2, ox + kx / 2): with q = oy·Wq + ox, the pixels q + ph·Hq·Wq + (ky / 2)·Wq + kx / 2,
+// a run of consecutive pixels as in the stride-1 copy, so the same TMA kernel runs it (Args::phase = Hq·Wq; a.h,
+// a.w, a.wp are the output's rows, columns and Wq; in_h, in_w the input's). Grid (4·Hq, C / 64, images · runs): a
+// block transposes runs of 64 pixels of one phase row through shared memory as pad_nhwc_kernel does (the source
+// columns two apart).
+template <typename T>
+__global__ void __launch_bounds__(256)
+    phase_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, int in_h, int in_w, int runs) {
+  pdl_enter();
+  __shared__ T tile[64][66];  // [pixel][channel], as in pad_nhwc_kernel
+  const int hq = a.rows + 1, pr = blockIdx.x, ph = pr / hq, i = pr - ph * hq;
+  const int c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
+  const int row = 2 * i + ph / 2 - 1, s = ph % 2;
+  const bool row_in = row >= 0 && row < in_h;
+  const long long plane_in = static_cast<long long>(in_h) * in_w;
+  const T* src =
+      x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * in_w;
+  T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(pr) * a.wp) * a.c + c0;
+  const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
+  for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
+    const int col = 2 * (x0 + lane) + s - 1;
+    const bool in = row_in && col >= 0 && col < in_w;
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
       const int cl = group * 16 + k;
@@ -432,12 +471,14 @@ __global__ void __launch_bounds__(WG * 128 + 32)
         // Step s: taps tap0 .. tap0 + KX - 1 (KX = 3: kernel row ky, all kx) of channels c0 .. c0 + 63.
         const int s = first + i, stage = i % STAGES, tap0 = s / csteps * KX, c0 = (s % csteps) * kTileK;
         const int ky = tap0 / 3, kx = tap0 % 3;
+        // Where tap (ky, kx) starts: ky rows and kx pixels on, or in its phase of the stride-2 copy (KX = 1 only).
+        const int shift = a.phase ? ((ky & 1) * 2 + (kx & 1)) * a.phase + (ky >> 1) * a.wp + (kx >> 1) : ky * a.wp + kx;
         tma::wait(mma::smem_addr(&empty[stage]), ((i / STAGES) & 1) ^ 1);  // released by step i - STAGES's readers
         const uint32_t bar = mma::smem_addr(&full[stage]), sa = ring_addr + stage * kStage, sb = sa + KX * kBytesA;
         tma::arrive_expect_tx(bar, kLoaded);
 #pragma unroll
         for (int j = 0; j < KX; ++j) tma::load_2d(sa + j * kBytesA, &map_w, c0, (tap0 + j) * a.o + o0, bar);
-        tma::load_2d(sb, &map_x, c0, n * static_cast<int>(a.plane) + q0 + ky * a.wp + kx, bar);
+        tma::load_2d(sb, &map_x, c0, n * static_cast<int>(a.plane) + q0 + shift, bar);
       }
     }
     return;
