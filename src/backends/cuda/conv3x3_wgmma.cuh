@@ -106,26 +106,25 @@ __device__ __forceinline__ void store_padded_run(const T (&tile)[64][66], T* __r
   }
 }
 
-// xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (zero outside the image and past the band's rows): NCHW to
-// the TMA kernel's channels-innermost padded copy. A block transposes runs of 64 pixels of one padded row r of 64
-// channels through shared memory: each of its four 64-thread groups reads 16 channels along 64 consecutive columns
-// (coalesced, 16 loads in flight per thread), then 16-byte runs of 8 channels are written. Grid (rows + 2, C / 64,
-// images · runs): the row's runs are shared by `runs` blocks (one row per block left DA2-S's 148² copies with 150
-// blocks, 5.7 µs under ncu for 5.7 MB).
+// Row r of a channels-innermost copy for the TMA kernel, xp[n][r·Wq + j][c0 + cl] = x[n][c0 + cl][row][step·j + off]
+// (zero outside the in_h × in_w image), for the block's 64 channels c0 = 64·blockIdx.y and image blockIdx.z / runs.
+// The block transposes runs of 64 pixels through shared memory: each of its four 64-thread groups reads 16 channels
+// along 64 columns (coalesced at step 1, 16 loads in flight per thread), then 16-byte runs of 8 channels are
+// written. The row's runs are shared by `runs` blocks (blockIdx.z % runs).
 template <typename T>
-__global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, int runs) {
-  pdl_enter();
+__device__ __forceinline__ void pad_row_nhwc(const T* __restrict__ x, T* __restrict__ xp, const Args& a, int r, int row,
+                                             int in_h, int in_w, int step, int off, int runs) {
   __shared__ T tile[64][66];  // [pixel][channel]; 33-word rows: a warp's column of writes hits 32 banks
-  const int r = blockIdx.x, c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
-  const int row = a.row0 + r - 1;
-  const bool row_in = row >= 0 && row < a.h;
-  const long long plane_in = static_cast<long long>(a.h) * a.w;
-  const T* src = x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * a.w;
+  const int c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
+  const bool row_in = row >= 0 && row < in_h;
+  const long long plane_in = static_cast<long long>(in_h) * in_w;
+  const T* src =
+      x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * in_w;
   T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(r) * a.wp) * a.c + c0;
   const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
   for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
-    const int col = x0 + lane - 1;
-    const bool in = row_in && col >= 0 && col < a.w;
+    const int col = step * (x0 + lane) + off;
+    const bool in = row_in && col >= 0 && col < in_w;
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
       const int cl = group * 16 + k;
@@ -137,40 +136,28 @@ __global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, 
   }
 }
 
+// xp[n][r·Wq + x'][c] = x[n][c][row0 + r - 1][x' - 1] (zero outside the image and past the band's rows): NCHW to
+// the TMA kernel's channels-innermost padded copy, one padded row r per blockIdx.x (pad_row_nhwc). Grid (rows + 2,
+// C / 64, images · runs): one row per block left DA2-S's 148² copies with 150 blocks, 5.7 µs under ncu for 5.7 MB.
+template <typename T>
+__global__ void __launch_bounds__(256) pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, int runs) {
+  pdl_enter();
+  pad_row_nhwc(x, xp, a, blockIdx.x, a.row0 + static_cast<int>(blockIdx.x) - 1, a.h, a.w, 1, -1, runs);
+}
+
 // The stride-2 conv's phase copy (3×3, pad 1): the padded input split by row and column parity,
 //   xp[n][ph·Hq·Wq + i·Wq + j][c] = x[n][c][2i + r - 1][2j + s - 1],   ph = 2r + s, r, s ∈ {0, 1},
 // i < Hq = OH + 1, j < Wq = OW + 1 (zero outside the image). Tap (ky, kx) of output (oy, ox) reads phase
 // (ky % 2, kx % 2) at (oy + ky / 2, ox + kx / 2): with q = oy·Wq + ox, the pixels q + ph·Hq·Wq + (ky / 2)·Wq + kx / 2,
 // a run of consecutive pixels as in the stride-1 copy, so the same TMA kernel runs it (Args::phase = Hq·Wq; a.h,
-// a.w, a.wp are the output's rows, columns and Wq; in_h, in_w the input's). Grid (4·Hq, C / 64, images · runs): a
-// block transposes runs of 64 pixels of one phase row through shared memory as pad_nhwc_kernel does (the source
-// columns two apart).
+// a.w, a.wp are the output's rows, columns and Wq; in_h, in_w the input's). Grid (4·Hq, C / 64, images · runs): one
+// phase row ph·Hq + i per blockIdx.x (pad_row_nhwc, the source columns two apart).
 template <typename T>
 __global__ void __launch_bounds__(256)
     phase_pad_nhwc_kernel(const T* __restrict__ x, T* __restrict__ xp, Args a, int in_h, int in_w, int runs) {
   pdl_enter();
-  __shared__ T tile[64][66];  // [pixel][channel], as in pad_nhwc_kernel
   const int hq = a.rows + 1, pr = blockIdx.x, ph = pr / hq, i = pr - ph * hq;
-  const int c0 = blockIdx.y * 64, n = blockIdx.z / runs, run = blockIdx.z % runs;
-  const int row = 2 * i + ph / 2 - 1, s = ph % 2;
-  const bool row_in = row >= 0 && row < in_h;
-  const long long plane_in = static_cast<long long>(in_h) * in_w;
-  const T* src =
-      x + (static_cast<long long>(n) * a.c + c0) * plane_in + static_cast<long long>(row_in ? row : 0) * in_w;
-  T* out = xp + (static_cast<long long>(n) * a.plane + static_cast<long long>(pr) * a.wp) * a.c + c0;
-  const int lane = threadIdx.x % 64, group = threadIdx.x / 64;
-  for (int x0 = 64 * run; x0 < a.wp; x0 += 64 * runs) {
-    const int col = 2 * (x0 + lane) + s - 1;
-    const bool in = row_in && col >= 0 && col < in_w;
-#pragma unroll
-    for (int k = 0; k < 16; ++k) {
-      const int cl = group * 16 + k;
-      tile[lane][cl] = in ? src[cl * plane_in + col] : mma::from_float<T>(0.f);
-    }
-    __syncthreads();
-    store_padded_run(tile, out, x0, a);
-    __syncthreads();
-  }
+  pad_row_nhwc(x, xp, a, pr, 2 * i + ph / 2 - 1, in_h, in_w, 2, ph % 2 - 1, runs);
 }
 
 // The bilinear (align_corners) source of conv2d_upsampled: the conv's input is x resampled from sh × sw to the
