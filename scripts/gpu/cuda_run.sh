@@ -6,7 +6,7 @@
 # (official code, never committed; or the same packed as .carry/ref.tar.xz).
 # The tree plus .carry is just over the device's 64 MiB: `bash scripts/gpu/slim_tree.sh drop` before the run,
 # `restore` after it.
-# Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench] [da3]   (default: tests parity bench)
+# Usage: bash scripts/gpu/cuda_run.sh [tests] [parity] [bench] [da3] [profile] [detail]   (default: tests parity bench)
 #   da3: the official DA3 SMALL/BASE/LARGE (random weights, official checkpoint format, 504×336): our CUDA f32 /
 #        bf16 outputs against the official f32 CPU outputs, then the official bf16-autocast and f32 forwards timed
 #        on the GPU and `dacpp bench` on the same checkpoints, in the same command (DA3_MODELS to choose;
@@ -161,5 +161,27 @@ for k, (v, c) in sorted(t.items(), key=lambda kv: -kv[1][0])[:25]: print(f"  {v/
 with open(sys.argv[1][:-4] + ".forward.txt", "w") as f:
     for k, v in launches[-n:]: f.write(f"{v/1e3:9.2f} us  {k}\n")
 PY
+  done
+fi
+
+# detail: Nsight Compute's full section set (stall reasons, pipe and memory-system use, occupancy) for one launch of
+# each kernel named in DETAIL ("name-regex:launches-to-skip ..."; the skip counts that kernel's own launches, so
+# attention's 24 per DA2-L forward skip the first forward) in a bf16 forward of DETAIL_MODEL (da2_vitl), with the
+# bench's tuned choices ($CHOICES) so the profiled kernels are those a normal run uses.
+pack
+if has detail; then
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  m=${DETAIL_MODEL:-da2_vitl}
+  [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
+    $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
+  DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
+    --warmup 0 > /dev/null 2>&1
+  for spec in ${DETAIL:-flash_attention_tma:24 conv3x3_wgmma_tma_kernel:0 upsample_conv_head_kernel:0}; do
+    k=${spec%%:*} skip=${spec##*:}
+    DACPP_TUNING_FILE=$CHOICES $NCU --set full -k "regex:$k" --launch-skip "$skip" --launch-count 1 --page details \
+      --cache-control all --clock-control none $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
+      --size 518 --runs 1 --warmup 1 > "$OUT/detail_${m}_$k.txt" 2>&1
+    echo "detail $m $k: $(grep -E -m3 'Duration|Compute \(SM\) Throughput|Memory Throughput' "$OUT/detail_${m}_$k.txt" |
+      tr -s ' ' | tr '\n' ';')"
   done
 fi
