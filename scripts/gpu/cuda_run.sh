@@ -67,8 +67,9 @@ pack
 if has bench; then
   for m in "${MODELS[@]}"; do [ -f /tmp/$m.gguf ] || python3 scripts/parity/full_size.py --out /tmp/fs --models $m \
       > /dev/null 2>&1 && $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; done
-  [ -n "${SKIP_TORCH:-}" ] || python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
-  # The benches keep their tuned choices in $CHOICES (DACPP_TUNING_FILE), which the profile step reuses.
+  # The benches keep their tuned choices in $CHOICES (DACPP_TUNING_FILE), which the profile step reuses. Ours run
+  # before PyTorch's reference (same command either way): a slow PyTorch run cut by a time limit then loses only
+  # its own numbers (session 18's version call lost DA2's bench that way).
   for m in "${MODELS[@]}"; do
     for p in ${BENCH_PRECISIONS:-bf16 f16}; do
       DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision $p --size 518 --runs 50 \
@@ -82,9 +83,11 @@ if has bench; then
     DACPP_LOG=debug $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
       --warmup 0 > /dev/null 2> "$OUT/tuning_$m.log"; echo "$m: $(grep -c "tuned \[" "$OUT/tuning_$m.log") tuned shapes"
   done
-  tail -20 "$OUT/torch_gpu.txt"
   for f in "$OUT"/bench_*.json; do echo "$(basename $f): $(grep -h -E '"median_ms"|"graph_replay_ms"|"images_per_s"|"device_total_peak_mb"|"error"' $f | tr -d '\n ')"; done
   for f in "$OUT"/bench_*.json; do python3 -c "import json,sys; p=json.load(open(sys.argv[1])).get('phases_ms'); p and print(sys.argv[1].split('/')[-1], 'phases', p)" "$f" 2>/dev/null; done
+  pack
+  [ -n "${SKIP_TORCH:-}" ] || python3 .carry/pytorch_da2.py gpu > "$OUT/torch_gpu.txt" 2>&1
+  tail -20 "$OUT/torch_gpu.txt"
 fi
 
 pack
