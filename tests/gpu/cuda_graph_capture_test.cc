@@ -112,8 +112,8 @@ TEST_P(CudaGraphCapture, ProgrammaticLaunchGivesThePlainLaunchResult) {
   }
 }
 
-// Lanes (ops::Lanes: the DPT head's reassemble stages 0-2 on streams of their own in a captured graph, started as
-// their backbone features appear) give the result of the same forward on one stream (DACPP_LANES=0).
+// Lanes (ops::Lanes: the DPT head's reassemble stages 0-2 and their refinenets' lateral units on streams of their
+// own in a captured graph) give the result of the same forward on one stream (DACPP_LANES=0).
 TEST_P(CudaGraphCapture, LanesGiveTheOneStreamResult) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
   const CaptureCase& c = GetParam();

@@ -782,13 +782,13 @@ bool wgmma3x3_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) 
 
 // The TMA kernel's pixel pitch: W + 2 for the stride-1 padded copy, OW + 1 for the stride-2 phase copy.
 int tma_pitch(const ConvArgs& a) {
-  return a.sh == 2 ? a.ow + 1 : conv3x3_wg::padded_pitch_of(a.w);
+  return a.sh == 2 ? conv3x3_wg::phase_pitch_of(a.ow) : conv3x3_wg::padded_pitch_of(a.w);
 }
 
 // The stride-2 form (3×3, stride 2, pad 1; the DPT heads' last reassemble stage): the TMA kernel on the phase copy
 // (phase_pad_nhwc_kernel), one tap per step, whole images (no bands: one image's copy within kMaxColBytes).
 bool wgmma3x3_s2_applies(const CudaContext& c, const Tensor& x, const ConvArgs& a) {
-  const size_t copy = sizeof(uint16_t) * 4 * static_cast<size_t>(a.oh + 1) * tma_pitch(a) * a.c;
+  const size_t copy = sizeof(uint16_t) * static_cast<size_t>(conv3x3_wg::phase_plane_of(a.oh, a.ow)) * a.c;
   return c.hopper_mma() && x.dtype() != DType::F32 && a.kh == 3 && a.kw == 3 && a.sh == 2 && a.sw == 2 && a.ph == 1 &&
          a.pw == 1 && a.c >= 64 && a.c % 64 == 0 && a.o % 64 == 0 && a.n <= 65535 && copy <= kMaxColBytes;
 }
@@ -857,7 +857,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   constexpr int copies = TMA ? 1 : 3;
   const int pitch = TMA ? tma_pitch(a) : wg3::pitch_of(a.w);
   const auto plane_of = [&](int rows) {
-    return s2 ? 4LL * (rows + 1) * pitch : TMA ? wg3::padded_plane_of(rows, a.w) : wg3::plane_of(rows, a.w);
+    return s2 ? wg3::phase_plane_of(rows, a.ow) : TMA ? wg3::padded_plane_of(rows, a.w) : wg3::plane_of(rows, a.w);
   };
   const auto copy_bytes = [&](int images, int rows) {
     return copies * sizeof(T) * static_cast<size_t>(images) * a.c * static_cast<size_t>(plane_of(rows));

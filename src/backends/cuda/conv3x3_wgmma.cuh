@@ -60,6 +60,14 @@ inline int padded_pitch_of(int w) {
 inline long long padded_plane_of(int rows, int w) {
   return static_cast<long long>(rows + 2) * padded_pitch_of(w);
 }
+// The stride-2 phase copy (phase_pad_nhwc_kernel) for `rows` output rows of width ow: four phases of rows + 1 rows
+// of pitch Wq = OW + 1.
+inline int phase_pitch_of(int ow) {
+  return ow + 1;
+}
+inline long long phase_plane_of(int rows, int ow) {
+  return 4LL * (rows + 1) * phase_pitch_of(ow);
+}
 
 // xs[kx][n][c][r·Wp + x] = x[n][c][row0 + r - 1][x + kx - 1] (zero outside the image and past the band's rows).
 // One thread writes 8 consecutive elements (one 16-byte store) of a plane for each of the three kx: Wp is a multiple
