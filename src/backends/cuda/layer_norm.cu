@@ -111,16 +111,29 @@ __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a,
 // (NP / WPR packs per lane; their partial sums meet in shared memory, added in warp order): DA2-L's 1370 rows of
 // 1024 gave one warp per row only ~10 warps per multiprocessor, and Nsight Compute found the one-warp kernel idle
 // on 88 % of its cycles (15.9 % achieved occupancy). With WPR = 1 the sums are layer_norm_row's, in its order.
+// A lane's columns of ls, gamma and beta (16-byte loads) are read before pdl_enter: they are weights, placed on the
+// device at load and never written by a kernel of the forward, so the loads overlap the launch and the previous
+// kernel's tail instead of adding an L2 round trip after the row's sums (Nsight Compute, session 19: DA2-L's
+// 6.6 µs launches issued on 19 % of their cycles, latency-bound).
 template <int NP, int WPR, typename TA, typename TY>
 __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                                   const float* __restrict__ gamma, const float* __restrict__ beta,
                                                   TY* __restrict__ y, int64_t rows, float eps) {
-  pdl_enter();
   static_assert(NP % WPR == 0 && kWarpsPerBlock % WPR == 0, "a row's packs split evenly over its warps");
   constexpr int V = 4, kCols = 32 * V * NP, kPer = NP / WPR;
   struct alignas(16) Pack {
     float v[V];
   };
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % WPR;
+  Pack lsv[kPer], gv[kPer], bv[kPer];
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int p = lane + 32 * (part + WPR * i);
+    if (ls) lsv[i] = reinterpret_cast<const Pack*>(ls)[p];
+    gv[i] = reinterpret_cast<const Pack*>(gamma)[p];
+    bv[i] = reinterpret_cast<const Pack*>(beta)[p];
+  }
+  pdl_enter();
   struct alignas(sizeof(TA) * V) PackA {
     TA v[V];
   };
@@ -128,7 +141,6 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
     TY v[V];
   };
   __shared__ float partial[2][kWarpsPerBlock];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, part = warp % WPR;
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock / WPR} + warp / WPR;
   const bool live = row < rows;
   if (WPR == 1 && !live) return;  // no barrier below when a warp has the row to itself
@@ -160,7 +172,7 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
 #pragma unroll
     for (int j = 0; j < V; ++j) {
       const float t = to_f32(av.v[j]);
-      v[i].v[j] = v[i].v[j] + (ls ? t * ls[p * V + j] : t);
+      v[i].v[j] = v[i].v[j] + (ls ? t * lsv[i].v[j] : t);
     }
     xr[p] = v[i];
 #pragma unroll
@@ -183,10 +195,7 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
     const int p = lane + 32 * (part + WPR * i);
     PackY o;
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const int c = p * V + j;
-      o.v[j] = from_f32<TY>((v[i].v[j] - mean) * rstd * gamma[c] + beta[c]);
-    }
+    for (int j = 0; j < V; ++j) o.v[j] = from_f32<TY>((v[i].v[j] - mean) * rstd * gv[i].v[j] + bv[i].v[j]);
     yr[p] = o;
   }
 }
@@ -224,9 +233,10 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
   const bool vec =
       cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY));
+  const bool vec_weights = aligned_to(gp, 16) && aligned_to(bp, 16) && (lp == nullptr || aligned_to(lp, 16));
   const auto regs = [&](auto np) {
     constexpr int kNP = decltype(np)::value;
-    if (!vec || cols != 128 * kNP) return false;
+    if (!vec || !vec_weights || cols != 128 * kNP) return false;
     constexpr int kWpr = warps_per_row<kNP>(), kRowsPerBlock = kWarpsPerBlock / kWpr;
     const int64_t reg_blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
     DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
