@@ -72,6 +72,9 @@ std::vector<HeadCase> head_cases() {
       {1, 128, 2, 3, 8, 48, true, DType::F16},          // one tile wide exactly
       {1, 128, 296, 296, 518, 518, true, DType::BF16},  // DA2's output stage at 518²
       {1, 64, 60, 130, 20, 40, true, DType::BF16},      // downsampled: the halo gathers its taps (no staged patch)
+      {2, 64, 24, 40, 38, 66, true, DType::BF16},       // scale 0.6 across: 31 source columns, the separable fill
+      {1, 32, 30, 45, 44, 66, true, DType::F16},        // scale 0.68 across: 35 columns, the staged patch instead
+      {1, 64, 40, 60, 40, 60, false, DType::BF16},      // identity over 60 columns: the staged patch, 51 columns
   };
 }
 

@@ -17,7 +17,13 @@
 // R = KC / 8 chunks per row), so the ldmatrix of eight consecutive rows, whatever row it starts at, touches eight
 // different bank groups: a tap's A tile starts kx pixels into a halo row. A fragments (pixels × channels) and B
 // fragments (channels × hidden) both come from ldmatrix. One barrier after the fill, one before the next chunk's.
-// 100 KB of shared memory per block at KC = 64: two blocks per multiprocessor, one filling while the other
+// The halo is filled 8 channels at a time in resize_kernel's two steps kept apart (the separable fill): each source
+// column the tile reaches is blended vertically once per halo row into an f32 table, then each halo pixel across
+// from it — the same operations as blending every pixel from its four sources, without repeating the vertical
+// step per pixel (DA2-L's 518² stage: 65 → 46 M instructions, 140.7 → 124.5 µs under Nsight Compute). It needs the
+// tile's columns to reach at most 32 source columns (scale ≤ 30/49; a DPT head's ×1.75 has 0.571); beyond that the
+// source patch is staged (8 channels per pixel) and each pixel blended from it, and a downsampled axis gathers.
+// ~111 KB of shared memory per block at KC = 64: two blocks per multiprocessor, one filling while the other
 // multiplies.
 // Epilogue: + b3, ReLU, the 1×1 conv to one channel (each lane's 8 hidden channels, then two shuffles across the
 // quad that holds a row's 32), + b1, rounded once to T. (Unfused, the 32-channel map was rounded to T first.)
@@ -73,9 +79,13 @@ __device__ __forceinline__ int swz(int r, int c) {
 // columns, kept 8 channels (16 bytes) per pixel.
 constexpr int kPatchH = kHaloH + 1, kPatchW = kHaloW + 1;
 
+// The separable fill's column bound: the halo's 50 columns reach at most 49·scale + 2 source columns, ≤ 32 up to
+// scale 30/49 (a DPT head's last upsample, patch·8 → patch·14 pixels, has scale ≈ 0.571).
+constexpr int kVcolW = 32;
+
 template <int KC>
 constexpr int smem_bytes() {
-  return (kHalo + 9 * kHidden) * KC * 2 + kPatchH * kPatchW * 16;
+  return (kHalo + 9 * kHidden) * KC * 2 + std::max(kPatchH * kPatchW * 16, kHaloH * kVcolW * 32);
 }
 
 template <typename T, int KC>
@@ -87,22 +97,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   unsigned char* halo = reinterpret_cast<unsigned char*>(head_smem);
   unsigned char* taps = halo + kHalo * KC * 2;
   uint4* patch = reinterpret_cast<uint4*>(taps + 9 * kHidden * KC * 2);
+  // The separable fill's vertical blends: [channels 0-3 / 4-7][halo row][column - patch_c0], four f32 per entry.
+  float4* vcol = reinterpret_cast<float4*>(patch);
+  constexpr int kVcol = kHaloH * kVcolW;
   __shared__ Tap rows[kHaloH], cols[kHaloW];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int oy0 = blockIdx.y * kTileH, ox0 = blockIdx.x * kTileW, n = blockIdx.z;
   if (tid < kHaloH) rows[tid] = make_tap(a.h, a.scale_h, oy0 - 1 + tid, a.oh);
   if (tid >= 64 && tid < 64 + kHaloW) cols[tid - 64] = make_tap(a.w, a.scale_w, ox0 - 1 + tid - 64, a.ow);
-
-  // Epilogue constants of this lane's hidden channels m = 8·nt + 2t + e.
-  float bias3[4][2], proj[4][2];
-#pragma unroll
-  for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int m = 8 * nt + 2 * t + e;
-      bias3[nt][e] = b3 ? b3[m] : 0.f;
-      proj[nt][e] = mma::to_float(w1[m]);
-    }
 
   constexpr int kChunks = KC / 8;
   const long long plane = static_cast<long long>(a.h) * a.w;
@@ -125,6 +127,35 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
   const bool staged = patch_h <= kPatchH && patch_w <= kPatchW;
+  const bool separable = patch_w <= kVcolW;
+  // The separable fill's fixed work per thread: vertical items (halo row, patch column) tid and tid + 256, horizontal
+  // items (halo pixels) tid and tid + 256; the same for every chunk and unit.
+  constexpr int kItems = 2;
+  static_assert(kItems * kThreads >= kHalo && kItems * kThreads >= kHaloH * kVcolW, "two items per thread");
+  // v_row0: the top source's offset in a plane, v_down: the bottom one's rows below it (0 or 1); h_col0: the left
+  // vertical blend's entry (-1: a zero pixel), h_right: the right one's columns further (0 or 1); h_addr: the pixel's
+  // halo row with its swizzle in bits 4-6 (swz<KC>(p, unit) = h_addr ^ unit << 4; -1: no pixel).
+  int v_row0[kItems], v_slot[kItems], h_col0[kItems], h_addr[kItems];
+  bool v_down[kItems], h_right[kItems];
+  float h_w0[kItems], h_w1[kItems];
+  if (separable) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int i = tid + k * kThreads, hr = i / kVcolW, pc = i % kVcolW;
+      const bool live = i < kHaloH * kVcolW && pc < patch_w && rows[min(hr, kHaloH - 1)].inside;
+      const Tap ty = rows[min(hr, kHaloH - 1)];
+      v_slot[k] = live ? i : -1;
+      v_row0[k] = ty.i0 * a.w + patch_c0 + pc;
+      v_down[k] = ty.i1 != ty.i0;
+      const int p = tid + k * kThreads, phr = min(p / kHaloW, kHaloH - 1), phc = p % kHaloW;
+      const Tap ry = rows[phr], tx = cols[phc];
+      h_addr[k] = p < kHalo ? swz<KC>(p, 0) : -1;
+      h_col0[k] = ry.inside && tx.inside ? phr * kVcolW + tx.i0 - patch_c0 : -1;
+      h_right[k] = tx.i1 != tx.i0;
+      h_w0[k] = tx.w0;
+      h_w1[k] = tx.w1;
+    }
+  }
   for (int c0 = 0; c0 < a.c; c0 += KC) {
     __syncthreads();  // the tables are written; the previous chunk's tiles are read
     for (int i = tid; i < 9 * kHidden * kChunks; i += kThreads) {
@@ -132,7 +163,47 @@ __global__ void __launch_bounds__(kThreads, 2)
       mma::cp_async16(taps + swz<KC>(r, ch), wt + static_cast<long long>(r) * a.c + c0 + ch * 8);
     }
     mma::cp_async_commit();
-    if (staged) {
+    if (separable) {
+      // Per unit of 8 channels, resize_kernel's two steps apart: each source column the tile reaches blended
+      // vertically once per halo row (f32, in shared memory), then each halo pixel across from there and rounded —
+      // the same operations in the same order as blend(), which repeats the vertical step for every halo pixel.
+      for (int unit = 0; unit < kChunks; ++unit) {
+        const T* src = x + (static_cast<long long>(n) * a.c + c0 + unit * 8) * plane;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          if (v_slot[k] < 0) continue;
+          const float w0 = rows[v_slot[k] / kVcolW].w0, w1 = rows[v_slot[k] / kVcolW].w1;
+          const T* top = src + v_row0[k];
+          const T* bottom = top + (v_down[k] ? a.w : 0);
+          float v[8];
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            v[j] = conv3x3_wg::mix(w0, mma::to_float(__ldg(top + j * plane)), w1,
+                                   mma::to_float(__ldg(bottom + j * plane)));
+          vcol[v_slot[k]] = make_float4(v[0], v[1], v[2], v[3]);
+          vcol[kVcol + v_slot[k]] = make_float4(v[4], v[5], v[6], v[7]);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          if (h_addr[k] < 0) continue;
+          uint4 out = make_uint4(0, 0, 0, 0);
+          if (h_col0[k] >= 0) {
+            const int col1 = h_col0[k] + (h_right[k] ? 1 : 0);
+            const float4 a0 = vcol[h_col0[k]], a1 = vcol[kVcol + h_col0[k]];
+            const float4 b0 = vcol[col1], b1 = vcol[kVcol + col1];
+            const float w0 = h_w0[k], w1 = h_w1[k];
+            using conv3x3_wg::mix;
+            out.x = mma::pack2<T>(mix(w0, a0.x, w1, b0.x), mix(w0, a0.y, w1, b0.y));
+            out.y = mma::pack2<T>(mix(w0, a0.z, w1, b0.z), mix(w0, a0.w, w1, b0.w));
+            out.z = mma::pack2<T>(mix(w0, a1.x, w1, b1.x), mix(w0, a1.y, w1, b1.y));
+            out.w = mma::pack2<T>(mix(w0, a1.z, w1, b1.z), mix(w0, a1.w, w1, b1.w));
+          }
+          *reinterpret_cast<uint4*>(halo + (h_addr[k] ^ unit << 4)) = out;
+        }
+        __syncthreads();  // vcol is read before the next unit's
+      }
+    } else if (staged) {
       // Per unit of 8 channels: the source patch into shared memory (coalesced along its columns), then the halo's
       // values blended from there.
       for (int unit = 0; unit < kChunks; ++unit) {
@@ -225,6 +296,16 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
 
+  // Epilogue constants of this lane's hidden channels m = 8·nt + 2t + e (read here: registers are short in the loop).
+  float bias3[4][2], proj[4][2];
+#pragma unroll
+  for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int m = 8 * nt + 2 * t + e;
+      bias3[nt][e] = b3 ? b3[m] : 0.f;
+      proj[nt][e] = mma::to_float(w1[m]);
+    }
   const float bias1 = b1 ? b1[0] : 0.f;
   const int oy = oy0 + warp;
 #pragma unroll
