@@ -18,25 +18,39 @@
 namespace dacpp {
 namespace {
 
-TEST(FeatureFusionBlock, UnresizedThenUpsampledEqualsForward) {
-  constexpr int64_t f = 4;
+constexpr int64_t f = 4;
+
+// Random f32 weights of fusion blocks under the given name prefixes ("" or "b0." ...), held for a ModelFile.
+struct FusionWeights {
   std::vector<Tensor> owned;
   std::vector<TensorRecord> recs;
   size_t bytes = 0;
-  uint32_t seed = 1;
-  const auto add = [&](const std::string& name, const Shape& shape, float amp) {
+  uint32_t seed;
+
+  FusionWeights(const std::vector<std::string>& prefixes, uint32_t first_seed, float out_bias) : seed(first_seed) {
+    for (const std::string& p : prefixes) {
+      for (const char* unit : {"rc1", "rc2"})
+        for (const char* conv : {".c1", ".c2"}) {
+          add(p + unit + conv + ".weight", {f, f, 3, 3}, 0.3f);
+          add(p + unit + conv + ".bias", {f}, 0.2f);
+        }
+      add(p + "out.weight", {f, f, 1, 1}, 0.5f);
+      add(p + "out.bias", {f}, out_bias);
+    }
+  }
+  void add(const std::string& name, const Shape& shape, float amp) {
     owned.push_back(test::random_tensor(shape, seed++, amp));
     recs.push_back({name, DType::F32, owned.back().shape(), owned.back().raw(), owned.back().nbytes()});
     bytes += owned.back().nbytes();
-  };
-  for (const char* unit : {"rc1", "rc2"})
-    for (const char* conv : {".c1", ".c2"}) {
-      add(std::string(unit) + conv + ".weight", {f, f, 3, 3}, 0.3f);
-      add(std::string(unit) + conv + ".bias", {f}, 0.2f);
-    }
-  add("out.weight", {f, f, 1, 1}, 0.5f);
-  add("out.bias", {f}, 0.2f);
-  const ModelFile mf("fusion.gguf", std::map<std::string, MetaValue>{}, recs, nullptr, bytes);
+  }
+  ModelFile file(const std::string& name) const {
+    return ModelFile(name, std::map<std::string, MetaValue>{}, recs, nullptr, bytes);
+  }
+};
+
+TEST(FeatureFusionBlock, UnresizedThenUpsampledEqualsForward) {
+  const FusionWeights w({""}, 1, 0.2f);
+  const ModelFile mf = w.file("fusion.gguf");
   ops::Context ctx(Device::cpu(), 2);
   HostArena arena(1 << 20);
   layers::Exec ex{ctx, arena};
@@ -57,27 +71,8 @@ TEST(FeatureFusionBlock, UnresizedThenUpsampledEqualsForward) {
 // The DPT chain as the heads run it (each block's upsample and its 1×1 conv's bias deferred to the next block's
 // add_upsampled) against the blocks' plain forward() chained through resized maps.
 TEST(FeatureFusionBlock, DeferredChainEqualsResizedChain) {
-  constexpr int64_t f = 4;
-  std::vector<Tensor> owned;
-  std::vector<TensorRecord> recs;
-  size_t bytes = 0;
-  uint32_t seed = 40;
-  const auto add = [&](const std::string& name, const Shape& shape, float amp) {
-    owned.push_back(test::random_tensor(shape, seed++, amp));
-    recs.push_back({name, DType::F32, owned.back().shape(), owned.back().raw(), owned.back().nbytes()});
-    bytes += owned.back().nbytes();
-  };
-  for (int k = 0; k < 3; ++k)
-    for (const char* unit : {"rc1", "rc2"})
-      for (const char* conv : {".c1", ".c2"}) {
-        add(str_cat("b", k, ".", unit, conv, ".weight"), {f, f, 3, 3}, 0.3f);
-        add(str_cat("b", k, ".", unit, conv, ".bias"), {f}, 0.2f);
-      }
-  for (int k = 0; k < 3; ++k) {
-    add(str_cat("b", k, ".out.weight"), {f, f, 1, 1}, 0.5f);
-    add(str_cat("b", k, ".out.bias"), {f}, 0.4f);
-  }
-  const ModelFile mf("chain.gguf", std::map<std::string, MetaValue>{}, recs, nullptr, bytes);
+  const FusionWeights w({"b0.", "b1.", "b2."}, 40, 0.4f);
+  const ModelFile mf = w.file("chain.gguf");
   ops::Context ctx(Device::cpu(), 2);
   HostArena arena(4 << 20);
   layers::Exec ex{ctx, arena};
