@@ -1,6 +1,5 @@
 #include "layers/feature_fusion_block.h"
 
-#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/resize.h"
 
@@ -23,24 +22,13 @@ FeatureFusionBlock::FeatureFusionBlock(const ModelFile& mf, const std::string& r
 
 Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& lateral, int64_t out_h, int64_t out_w,
                                    bool lateral_done) const {
-  return forward(ex, Deferred{top, Tensor()}, lateral, out_h, out_w, lateral_done);
-}
-
-Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral,
-                                             bool lateral_done) const {
-  return forward_unresized(ex, Deferred{top, Tensor()}, lateral, lateral_done);
-}
-
-Tensor FeatureFusionBlock::forward(Exec& ex, const Deferred& top, const Tensor& lateral, int64_t out_h, int64_t out_w,
-                                   bool lateral_done) const {
-  // top, lateral: [N, F, h, w] (top possibly smaller, deferred) → y: [N, F, out_h, out_w]
-  check_top(top.map);
-  const Shape size = lateral.defined() && rcu1_ ? lateral.shape() : top.map.shape();
+  // top, lateral: [N, F, h, w] → y: [N, F, out_h, out_w]
+  check_top(top);
   if (out_h <= 0 || out_w <= 0) {
-    out_h = 2 * size[2];
-    out_w = 2 * size[3];
+    out_h = 2 * top.dim(2);
+    out_w = 2 * top.dim(3);
   }
-  Tensor y = ex.alloc({size[0], features_, out_h, out_w}, "fusion.out");
+  Tensor y = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.out");
   ArenaScope scope(ex.arena);
   // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
   // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
@@ -49,25 +37,13 @@ Tensor FeatureFusionBlock::forward(Exec& ex, const Deferred& top, const Tensor& 
   return y;
 }
 
-Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Deferred& top, const Tensor& lateral,
+Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral,
                                              bool lateral_done) const {
-  check_top(top.map);
-  const Shape size = lateral.defined() && rcu1_ ? lateral.shape() : top.map.shape();
-  Tensor y = ex.alloc({size[0], features_, size[2], size[3]}, "fusion.out_unresized");
+  check_top(top);
+  Tensor y = ex.alloc(top.shape(), "fusion.out_unresized");
   ArenaScope scope(ex.arena);
   out_conv_.forward_into(ex, units(ex, top, lateral, lateral_done), y);
   return y;
-}
-
-FeatureFusionBlock::Deferred FeatureFusionBlock::forward_deferred(Exec& ex, const Deferred& top, const Tensor& lateral,
-                                                                  bool lateral_done) const {
-  check_top(top.map);
-  const Shape size = lateral.defined() && rcu1_ ? lateral.shape() : top.map.shape();
-  Deferred out{ex.alloc({size[0], features_, size[2], size[3]}, "fusion.out_deferred"), out_conv_.bias()};
-  ArenaScope scope(ex.arena);
-  // out_conv without its bias: the next block adds it after the upsample (ops::add_upsampled).
-  ops::conv2d(ex.ctx, units(ex, top, lateral, lateral_done), out_conv_.weight(), Tensor(), out.map);
-  return out;
 }
 
 void FeatureFusionBlock::check_top(const Tensor& top) const {
@@ -80,23 +56,15 @@ Tensor FeatureFusionBlock::lateral_unit(Exec& ex, const Tensor& lateral) const {
   return rcu1_->forward(ex, lateral);
 }
 
-Tensor FeatureFusionBlock::units(Exec& ex, const Deferred& top, const Tensor& lateral, bool lateral_done) const {
-  const bool plain = !top.bias.defined();
+Tensor FeatureFusionBlock::units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const {
+  Tensor merged = top;
   if (rcu1_ && lateral.defined()) {
-    DACPP_CHECK(lateral.dim(0) == top.map.dim(0) && lateral.dim(1) == top.map.dim(1) &&
-                    (!plain || lateral.shape() == top.map.shape()),
-                ErrorCode::InvalidArgument, "fusion block: lateral ", shape_str(lateral.shape()),
-                " does not match top ", shape_str(top.map.shape()));
-    Tensor merged = lateral_done ? lateral : rcu1_->forward(ex, lateral);
-    if (plain && lateral.shape() == top.map.shape())
-      ops::add(ex.ctx, merged, top.map, merged);
-    else
-      ops::add_upsampled(ex.ctx, top.map, top.bias, merged, merged);
-    return rcu2_.forward(ex, merged);
+    DACPP_CHECK(lateral.shape() == top.shape(), ErrorCode::InvalidArgument, "fusion block: lateral ",
+                shape_str(lateral.shape()), " does not match top ", shape_str(top.shape()));
+    merged = lateral_done ? lateral : rcu1_->forward(ex, lateral);
+    ops::add(ex.ctx, merged, top, merged);
   }
-  DACPP_CHECK(plain, ErrorCode::InvalidArgument, "fusion block: a deferred top ", shape_str(top.map.shape()),
-              " without a lateral input to size it");
-  return rcu2_.forward(ex, top.map);
+  return rcu2_.forward(ex, merged);
 }
 
 }  // namespace dacpp::layers

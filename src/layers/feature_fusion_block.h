@@ -14,15 +14,6 @@ namespace dacpp::layers {
 
 class FeatureFusionBlock {
  public:
-  // A block's output with its upsample (and its 1×1 conv's bias) left to the next block: `map` is the 1×1 conv's
-  // output at the block's own size, without the bias; the next block upsamples it to its lateral input's size,
-  // adds `bias` and the lateral in one pass (ops::add_upsampled), so the upsampled map is never stored. A plain
-  // map (the chain's first input) is a Deferred with no bias at the lateral's size.
-  struct Deferred {
-    Tensor map;
-    Tensor bias;  // f32 [F] or undefined
-  };
-
   // rc1_name / rc2_name / out_name: full name prefixes of the two residual units and the 1×1 conv.
   // lateral_unit: whether rc1 exists and is applied to the lateral input (false for DA3 refinenet4; DA2
   // refinenet4 has rc1 weights that upstream never uses: build with lateral_unit=false and they are ignored).
@@ -38,13 +29,6 @@ class FeatureFusionBlock {
   // resampling to the wanted size is forward()'s result, for a consumer that upsamples on the fly
   // (ops::conv2d_upsampled).
   Tensor forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done = false) const;
-  // The same three from a previous block's deferred output; forward_deferred's own result is deferred too. A top
-  // that needs upsampling (or carries a bias) needs a lateral input: its size is the target (InvalidArgument
-  // otherwise).
-  Tensor forward(Exec& ex, const Deferred& top, const Tensor& lateral, int64_t out_h = 0, int64_t out_w = 0,
-                 bool lateral_done = false) const;
-  Tensor forward_unresized(Exec& ex, const Deferred& top, const Tensor& lateral, bool lateral_done = false) const;
-  Deferred forward_deferred(Exec& ex, const Deferred& top, const Tensor& lateral, bool lateral_done = false) const;
   // rcu1(lateral) alone (needs has_lateral_unit()): a new [N, F, h, w] activation, for a caller that runs the
   // lateral branch apart from the top path (on another lane, ops::Lanes) and passes it on with lateral_done.
   Tensor lateral_unit(Exec& ex, const Tensor& lateral) const;
@@ -53,9 +37,8 @@ class FeatureFusionBlock {
 
  private:
   void check_top(const Tensor& top) const;
-  // The residual units: rcu2(top + rcu1(lateral)) (rcu2(top) without a lateral input), before out_conv; a deferred
-  // top is upsampled to the lateral's size on the way (ops::add_upsampled).
-  Tensor units(Exec& ex, const Deferred& top, const Tensor& lateral, bool lateral_done) const;
+  // The residual units: rcu2(top + rcu1(lateral)) (rcu2(top) without a lateral input), before out_conv.
+  Tensor units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const;
 
   std::optional<ResidualConvUnit> rcu1_;
   ResidualConvUnit rcu2_;

@@ -144,17 +144,14 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
     const std::vector<Tensor>& rn = r.rn;
     detail::StageBranches* br = r.branches.get();
     const bool split = br != nullptr;
-    // Each block's upsample happens in the next one, added to its lateral input in the same pass.
-    using Deferred = layers::FeatureFusionBlock::Deferred;
-    Deferred path = refine_[3].forward_deferred(ex, Deferred{rn[3], Tensor()}, Tensor());
-    path = refine_[2].forward_deferred(ex, path, detail::lateral_input(br, rn, 2), split);
-    path = refine_[1].forward_deferred(ex, path, detail::lateral_input(br, rn, 1), split);
+    Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
+    path = refine_[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
+    path = refine_[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
     const Tensor lateral1 = detail::lateral_input(br, rn, 0);
     r.branches.reset();  // every lane joined: lane 0 from here on
-    // refinenet1 before its ×2 upsample (path1 is that map resampled to o1's size).
-    const Tensor small = refine_[0].forward_unresized(ex, path, lateral1, split);
-    if (ops::conv2d_upsampled_fused(ex.ctx, small, out1_->weight(), o1)) {
-      // The upsample happens inside out1's conv (its padded input copy is made from the small map).
+    if (ops::conv2d_upsampled_fused(ex.ctx, path, out1_->weight(), o1)) {
+      // refinenet1's ×2 upsample happens inside out1's conv (its padded input copy is made from the small map).
+      const Tensor small = refine_[0].forward_unresized(ex, path, lateral1, split);
       if (rs.dumps != nullptr) {
         layers::ArenaScope dump_scope(ex.arena);
         Tensor path1 = ex.alloc({b, small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
@@ -163,11 +160,9 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
       }
       ops::conv2d_upsampled(ex.ctx, small, out1_->weight(), out1_->bias(), o1);
     } else {
-      layers::ArenaScope path_scope(ex.arena);
-      Tensor path1 = ex.alloc({b, small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
-      ops::resize_bilinear(ex.ctx, small, path1, /*align_corners=*/true);
-      rs.dump("path1", path1);
-      out1_->forward_into(ex, path1, o1);
+      path = refine_[0].forward(ex, path, lateral1, 0, 0, split);
+      rs.dump("path1", path);
+      out1_->forward_into(ex, path, o1);
     }
   }
   if (fused_output(rs, o1, out)) return out;

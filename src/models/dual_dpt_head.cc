@@ -88,11 +88,9 @@ Tensor DualDptHead::fuse(RunState& rs, const std::vector<layers::FeatureFusionBl
   // rn1..rn4 → refinenet4 .. refinenet1 → [S, F, 2·h1, 2·w1]
   layers::Exec& ex = rs.ex;
   const bool split = br != nullptr;
-  // Each block's upsample happens in the next one, added to its lateral input in the same pass.
-  using Deferred = layers::FeatureFusionBlock::Deferred;
-  Deferred path = chain[3].forward_deferred(ex, Deferred{rn[3], Tensor()}, Tensor());
-  path = chain[2].forward_deferred(ex, path, detail::lateral_input(br, rn, 2), split);
-  path = chain[1].forward_deferred(ex, path, detail::lateral_input(br, rn, 1), split);
+  Tensor path = chain[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
+  path = chain[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
+  path = chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
   return chain[0].forward(ex, path, detail::lateral_input(br, rn, 0), 0, 0, split);
 }
 

@@ -67,33 +67,5 @@ TEST_F(ResizeCudaTest, RowsMatchCpu) {
   }
 }
 
-// add_upsampled (the resize kernel adding a per-channel bias and a map of y's shape) against the CPU backend, into a
-// new tensor and in place, 4 and 2 columns per thread (widths divisible by 4 or not).
-TEST_F(ResizeCudaTest, AddUpsampledMatchesCpu) {
-  if (IsSkipped()) return;
-  const Shape sources[] = {{1, 3, 37, 37}, {2, 5, 19, 10}, {1, 2, 1, 1}};
-  for (const Shape& xs : sources) {
-    const int64_t oh = 2 * xs[2] - 1 + (xs[2] == 1 ? 2 : 0), ow = xs[3] == 10 ? 21 : 4 * xs[3];
-    for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
-      for (bool with_bias : {true, false}) {
-        SCOPED_TRACE(str_cat(shape_str(xs), " -> ", oh, "x", ow, " ", nntest::tag(dt), with_bias ? " bias" : ""));
-        const Shape ys{xs[0], xs[1], oh, ow};
-        Tensor x = test::random_tensor(xs, 16, 1.f, "x"), b = test::random_tensor(ys, 17, 1.f, "b");
-        Tensor bias = with_bias ? test::random_tensor({xs[1]}, 18, 0.5f, "bias") : Tensor();
-        const Tensor xd = to_device(x, dt), bd = to_device(b, dt);
-        const Tensor biasd = with_bias ? to_device(bias, DType::F32) : Tensor();
-        Tensor want = test::output_tensor(ys);
-        ops::add_upsampled(cpu_, x, bias, b, want);
-        Tensor y = nan_output(ys, dt);
-        ops::add_upsampled(ctx(), xd, biasd, bd, y);
-        expect_close(y, want, dt, "into y");
-        Tensor in_place = to_device(b, dt);
-        ops::add_upsampled(ctx(), xd, biasd, in_place, in_place);
-        expect_close(in_place, want, dt, "in place");
-      }
-    }
-  }
-}
-
 }  // namespace
 }  // namespace dacpp

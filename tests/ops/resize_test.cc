@@ -127,51 +127,5 @@ TEST(ResizeErrorTest, ChannelMismatchNamed) {
   }
 }
 
-// add_upsampled against its definition written with the reference resize: b + (resize(x) + bias[c]), in place and
-// not, with and without the bias.
-TEST(AddUpsampledTest, MatchesResizeThenBiasThenAdd) {
-  ops::Context ctx;
-  for (const bool with_bias : {true, false}) {
-    for (const Shape& xs : {Shape{2, 3, 5, 7}, Shape{1, 4, 37, 37}, Shape{1, 2, 1, 1}, Shape{1, 2, 9, 9}}) {
-      const int64_t oh = xs[2] == 9 ? 9 : 2 * xs[2] + 1, ow = xs[3] == 9 ? 9 : 2 * xs[3] + 3;
-      SCOPED_TRACE(str_cat(shape_str(xs), " -> ", oh, "x", ow, with_bias ? " bias" : ""));
-      const Tensor x = test::random_tensor(xs, 31, 1.f, "x");
-      const Tensor b = test::random_tensor({xs[0], xs[1], oh, ow}, 32, 1.f, "b");
-      const Tensor bias = with_bias ? test::random_tensor({xs[1]}, 33, 0.5f, "bias") : Tensor();
-      Tensor want = ref::resize_bilinear(x, oh, ow, /*align_corners=*/true);
-      for (int64_t i = 0; i < want.numel(); ++i) {
-        const int64_t c = i / (oh * ow) % xs[1];
-        want.data<float>()[i] =
-            b.data<float>()[i] + (want.data<float>()[i] + (with_bias ? bias.data<float>()[c] : 0.f));
-      }
-      Tensor y = test::output_tensor(b.shape(), "y");
-      ops::add_upsampled(ctx, x, bias, b, y);
-      test::expect_close(y, want, 1e-6, 1e-5, "into y");
-      Tensor in_place = b.clone();
-      ops::add_upsampled(ctx, x, bias, in_place, in_place);
-      test::expect_close(in_place, want, 1e-6, 1e-5, "in place");
-    }
-  }
-}
-
-TEST(AddUpsampledTest, MismatchesAreNamed) {
-  ops::Context ctx;
-  const Tensor x = test::random_tensor({1, 3, 4, 4}, 1, 1.f, "small");
-  const Tensor b = test::random_tensor({1, 3, 8, 8}, 2, 1.f, "lateral");
-  Tensor y = test::output_tensor({1, 3, 8, 9}, "merged");
-  const auto expect_invalid = [&](const Tensor& bias, Tensor& out, const char* name) {
-    try {
-      ops::add_upsampled(ctx, x, bias, b, out);
-      FAIL() << "no error for " << name;
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
-    }
-  };
-  expect_invalid(Tensor(), y, "merged");  // y's shape is not b's
-  Tensor ok = test::output_tensor({1, 3, 8, 8}, "merged");
-  expect_invalid(test::random_tensor({2}, 3, 1.f, "head_bias"), ok, "head_bias");  // 2 values for 3 channels
-}
-
 }  // namespace
 }  // namespace dacpp

@@ -38,8 +38,6 @@ void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corne
 void resize_bilinear_rows(CpuContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
                           bool align_corners);
 void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
-// y = b + (resize_bilinear(x, align_corners) + bias[c]) (ops::add_upsampled); y may alias b.
-void add_upsampled(CpuContext& c, const Tensor& x, const Tensor& bias, const Tensor& b, Tensor& y);
 
 void unary(CpuContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 // y = a (op) broadcast(b); b's shape is right-aligned against a's and already validated.

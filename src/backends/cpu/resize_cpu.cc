@@ -68,10 +68,8 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, double step) {
   return t;
 }
 
-// y's rows are rows [row0, row0 + y.dim(2)) of the resampled map whose vertical taps are `th`. With `add` (y's
-// shape; may be y itself) each output is add + (resampled + bias[channel]) (bias may be null) instead.
-void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const Taps& tw, int64_t row0 = 0,
-              const float* add = nullptr, const float* bias = nullptr) {
+// y's rows are rows [row0, row0 + y.dim(2)) of the resampled map whose vertical taps are `th`.
+void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const Taps& tw, int64_t row0 = 0) {
   const int64_t h = x.dim(2), w = x.dim(3), oh = y.dim(2), ow = y.dim(3);
   const int64_t rows = x.dim(0) * x.dim(1) * oh;
   const float* xp = static_cast<const float*>(x.raw());
@@ -89,12 +87,10 @@ void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const T
         for (int64_t ix = 0; ix < w; ++ix) rp[ix] += wy * in[ix];
       }
       float* out = yp + r * ow;
-      const float* in = add ? add + r * ow : nullptr;
-      const float shift = bias ? bias[plane % x.dim(1)] : 0.f;
       for (int64_t ox = 0; ox < ow; ++ox) {
         float acc = 0.f;
         for (int j = 0; j < tw.n; ++j) acc += tw.wt[ox * tw.n + j] * row[tw.idx[ox * tw.n + j]];
-        out[ox] = in ? in[ox] + (acc + shift) : acc;
+        out[ox] = acc;
       }
     }
   });
@@ -112,12 +108,6 @@ void resize_bilinear_rows(CpuContext& c, const Tensor& x, Tensor& y, int64_t row
   if (y.numel() == 0) return;
   resample(c, x, y, linear_taps(x.dim(2), full_h, align_corners), linear_taps(x.dim(3), y.dim(3), align_corners),
            row0);
-}
-
-void add_upsampled(CpuContext& c, const Tensor& x, const Tensor& bias, const Tensor& b, Tensor& y) {
-  if (y.numel() == 0) return;
-  resample(c, x, y, linear_taps(x.dim(2), y.dim(2), true), linear_taps(x.dim(3), y.dim(3), true), 0,
-           static_cast<const float*>(b.raw()), bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr);
 }
 
 void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w) {

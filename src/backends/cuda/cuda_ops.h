@@ -119,7 +119,6 @@ void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corn
 void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
                           bool align_corners);
 void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
-void add_upsampled(CudaContext& c, const Tensor& x, const Tensor& bias, const Tensor& b, Tensor& y);
 // Byte copy between any residency pair (host/device), same shape and dtype; host memory may be pageable.
 // Synchronous when either side is on the host (the host buffer is safe to reuse on return).
 void copy(CudaContext& c, const Tensor& src, Tensor& dst);

@@ -86,11 +86,9 @@ struct alignas(V * sizeof(T)) Lanes {
 // A block holds `span` threads across (blockIdx.x's share of the row) and blockDim.x / span row groups under
 // each other, so narrow rows still fill whole warps (a 148-wide row is 37 threads of V = 4: one per 64-thread block
 // left 27 idle, and DA2-L's 74² → 148² upsample of 256 planes ran as 16896 such blocks, 28.7 µs under ncu).
-// kAdd (add_upsampled): each output is add + (resampled + bias[plane % channels]) (bias may be null), add laid out
-// as y (and possibly y itself: each element is read and then written by one thread).
-template <typename T, int NT, int V, int R, bool kAdd = false>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
-__global__ void resize_kernel(const T* __restrict__ x, T* y, int64_t planes, ResizeGeom g, int vec_store, int span,
-                              const T* add = nullptr, const float* __restrict__ bias = nullptr, int channels = 1) {
+template <typename T, int NT, int V, int R>  // NT = 2 (bilinear) or 4 (bicubic) taps per axis
+__global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t planes, ResizeGeom g, int vec_store,
+                              int span) {
   pdl_enter();
   const int lane_x = threadIdx.x % span, lane_y = threadIdx.x / span, rows_per_block = blockDim.x / span;
   const int64_t ox0 = (static_cast<int64_t>(blockIdx.x) * span + lane_x) * V;
@@ -131,19 +129,7 @@ __global__ void resize_kernel(const T* __restrict__ x, T* y, int64_t planes, Res
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       if (pr0 + r >= rows) break;
-      T* dst = y + (pr0 + r) * g.out_w + ox0;
-      Lanes<T, V> out, base;
-      float shift = 0.f;
-      if constexpr (kAdd) {
-        const T* from = add + (pr0 + r) * g.out_w + ox0;
-        if (vec_store) {
-          base = *reinterpret_cast<const Lanes<T, V>*>(from);
-        } else {
-#pragma unroll
-          for (int c = 0; c < V; ++c) base.e[c] = ox0 + c < g.out_w ? from[c] : from_f32<T>(0.f);
-        }
-        if (bias) shift = bias[(pr0 + r) / g.out_h % channels];
-      }
+      Lanes<T, V> out;
 #pragma unroll
       for (int c = 0; c < V; ++c) {
         float acc = 0.f;
@@ -154,9 +140,9 @@ __global__ void resize_kernel(const T* __restrict__ x, T* y, int64_t planes, Res
           for (int k = 0; k < NT; ++k) col = __fadd_rn(col, __fmul_rn(wy[r][k], in[r][k][c][j]));
           acc = __fadd_rn(acc, __fmul_rn(wx[c][j], col));
         }
-        if constexpr (kAdd) acc = __fadd_rn(to_f32(base.e[c]), __fadd_rn(acc, shift));
         out.e[c] = from_f32<T>(acc);
       }
+      T* dst = y + (pr0 + r) * g.out_w + ox0;
       if (vec_store) {
         *reinterpret_cast<Lanes<T, V>*>(dst) = out;
       } else {
@@ -170,14 +156,13 @@ __global__ void resize_kernel(const T* __restrict__ x, T* y, int64_t planes, Res
 
 // Bilinear: 4 columns × 2 rows per thread and step where the rows allow 4-element stores (DPT's 148 / 296-wide
 // maps), else 2 columns × 4 rows; bicubic (16 taps per output): 2 × 2. 32 loads in flight per thread, ~80 registers.
-template <int NT, int V, bool kAdd = false>
-void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g, const Tensor* add = nullptr,
-              const float* bias = nullptr) {
+template <int NT, int V>
+void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
   constexpr int R = NT == 2 && V == 2 ? 4 : 2;
   const int64_t planes = y.dim(0) * y.dim(1);
   const int64_t threads_per_row = (g.out_w + V - 1) / V;
-  // As few blocks per row as 256 threads allow, evenly filled (a 518-wide row of V = 2: 2 × 130 threads, not 256 + 3),
-  // and as many row groups under each other as fit in 256 threads.
+  // As few blocks per row as 256 threads allow, evenly filled (a 518-wide row of V = 2: 2 × 130 threads, not
+  // 256 + 3), and as many row groups under each other as fit in 256 threads.
   const int64_t gx = (threads_per_row + 255) / 256;
   const int span = static_cast<int>((threads_per_row + gx - 1) / gx);
   const int64_t groups = (planes * g.out_h + R - 1) / R;
@@ -187,14 +172,12 @@ void launch_v(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g, c
   const int64_t want = (32 * c.sm_count() * 256 / block + gx - 1) / gx;
   const int64_t gy =
       std::max<int64_t>(1, std::min<int64_t>({(groups + rows_per_block - 1) / rows_per_block, 65535, want}));
-  const int vec_store = g.out_w % V == 0 && reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), V) == 0 &&
-                        (add == nullptr || reinterpret_cast<uintptr_t>(add->raw()) % dtype_nbytes(y.dtype(), V) == 0);
-  const char* name = kAdd ? "add_upsampled" : NT == 2 ? "resize_bilinear" : "resize_bicubic";
-  dispatch_float(x.dtype(), name, [&](auto tag) {
+  const int vec_store = g.out_w % V == 0 && reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), V) == 0;
+  dispatch_float(x.dtype(), NT == 2 ? "resize_bilinear" : "resize_bicubic", [&](auto tag) {
     using T = decltype(tag);
-    launch_kernel(c, name, resize_kernel<T, NT, V, R, kAdd>, dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
-                  block, 0, static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), planes, g, vec_store, span,
-                  add ? static_cast<const T*>(add->raw()) : nullptr, bias, static_cast<int>(y.dim(1)));
+    launch_kernel(c, NT == 2 ? "resize_bilinear" : "resize_bicubic", resize_kernel<T, NT, V, R>,
+                  dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), block, 0, static_cast<const T*>(x.raw()),
+                  static_cast<T*>(y.raw()), planes, g, vec_store, span);
   });
 }
 
@@ -235,18 +218,6 @@ void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t ro
   launch<2>(c, x, y, geometry(x, y, full_h, row0, align_corners, 0, 0));
 }
 
-void add_upsampled(CudaContext& c, const Tensor& x, const Tensor& bias, const Tensor& b, Tensor& y) {
-  if (y.numel() == 0) return;
-  const ResizeGeom g = geometry(x, y, y.dim(2), 0, true, 0, 0);
-  DACPP_CHECK(g.in_h * g.in_w < INT32_MAX && y.dim(1) < INT32_MAX, ErrorCode::Unsupported,
-              "add_upsampled (cuda): an input plane of ", g.in_h, "x", g.in_w, " exceeds 2^31 elements");
-  c.make_current();
-  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
-  const bool wide = reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), 4) == 0 && g.out_w % 4 == 0;
-  if (wide) return launch_v<2, 4, true>(c, x, y, g, &b, bp);
-  launch_v<2, 2, true>(c, x, y, g, &b, bp);
-}
-
 void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w) {
   if (y.numel() == 0) return;
   launch<4>(c, x, y, geometry(x, y, y.dim(2), 0, align_corners, scale_h, scale_w));
@@ -263,12 +234,6 @@ std::vector<KernelInfo> resize_kernels() {
       {"resize_bicubic<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 4, 2, 2>)},
       {"resize_bicubic<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 4, 2, 2>)},
       {"resize_bicubic<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 4, 2, 2>)},
-      {"add_upsampled<f32,2>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 2, 4, true>)},
-      {"add_upsampled<bf16,2>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 2, 4, true>)},
-      {"add_upsampled<f16,2>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 2, 4, true>)},
-      {"add_upsampled<f32,4>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 4, 2, true>)},
-      {"add_upsampled<bf16,4>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 4, 2, true>)},
-      {"add_upsampled<f16,4>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 4, 2, true>)},
   };
 }
 

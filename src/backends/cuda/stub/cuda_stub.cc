@@ -81,9 +81,6 @@ void resize_bilinear_rows(CudaContext&, const Tensor&, Tensor&, int64_t, int64_t
   no_cuda("resize_bilinear_rows");
 }
 void resize_bicubic(CudaContext&, const Tensor&, Tensor&, bool, double, double) { no_cuda("resize_bicubic"); }
-void add_upsampled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) {
-  no_cuda("add_upsampled");
-}
 void copy(CudaContext&, const Tensor&, Tensor&) { no_cuda("copy"); }
 void cast(CudaContext&, const Tensor&, Tensor&) { no_cuda("cast"); }
 
