@@ -130,22 +130,23 @@ fi
 
 
 # profile: kernel time per kernel name over one bf16 forward (Nsight Compute), for the models in MODELS (or
-# PROFILE_MODELS). The bench runs warmup 1 + 2 forwards under ncu with the choices of $CHOICES (tuned by the bench
-# step, or by a plain run here first), so ncu sees the algorithms a normal run uses (tuning under the profiler
-# chose differently); the last forward is found as the shortest tail of at least 50 launches that repeats the one
-# before it.
+# PROFILE_MODELS), at batch PROFILE_BATCH (1). The bench runs warmup 1 + 2 forwards under ncu with the choices of
+# $CHOICES (tuned by the bench step, or by a plain run here first), so ncu sees the algorithms a normal run uses
+# (tuning under the profiler chose differently); the last forward is found as the shortest tail of at least 50
+# launches that repeats the one before it.
 pack
 if has profile; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   for m in ${PROFILE_MODELS:-${MODELS[@]}}; do
     [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
       $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
+    PB=${PROFILE_BATCH:-1}; tag=$m; [ "$PB" = 1 ] || tag=${m}_b$PB
     DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
-      --warmup 0 > /dev/null 2>&1
+      --warmup 0 --batch "$PB" > /dev/null 2>&1
     DACPP_TUNING_FILE=$CHOICES $NCU --metrics gpu__time_duration.sum --cache-control none --clock-control none --csv \
-      $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 2 --warmup 1 \
-      > "$OUT/ncu_$m.csv" 2> "$OUT/ncu_$m.err"
-    python3 - "$OUT/ncu_$m.csv" <<'PY'
+      $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 2 --warmup 1 --batch "$PB" \
+      > "$OUT/ncu_$tag.csv" 2> "$OUT/ncu_$tag.err"
+    python3 - "$OUT/ncu_$tag.csv" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
 h = rows[0]; ki, vi, ui = h.index("Kernel Name"), h.index("Metric Value"), h.index("Metric Unit")
@@ -160,7 +161,7 @@ t = collections.defaultdict(lambda: [0.0, 0])
 for k, v in launches[-n:]: t[k][0] += v; t[k][1] += 1
 tot = sum(v[0] for v in t.values())
 print(f"{sys.argv[1]}: one forward = last {n} of {len(names)} launches, kernel time {tot/1e6:.3f} ms")
-for k, (v, c) in sorted(t.items(), key=lambda kv: -kv[1][0])[:25]: print(f"  {v/1e6:7.3f} ms {c:4d}x  {k}")
+for k, (v, c) in sorted(t.items(), key=lambda kv: -kv[1][0])[:40]: print(f"  {v/1e6:7.3f} ms {c:4d}x  {k}")
 with open(sys.argv[1][:-4] + ".forward.txt", "w") as f:
     for k, v in launches[-n:]: f.write(f"{v/1e3:9.2f} us  {k}\n")
 PY
@@ -169,22 +170,23 @@ fi
 
 # detail: Nsight Compute's full section set (stall reasons, pipe and memory-system use, occupancy) for one launch of
 # each kernel named in DETAIL ("name-regex:launches-to-skip ..."; the skip counts that kernel's own launches, so
-# attention's 24 per DA2-L forward skip the first forward) in a bf16 forward of DETAIL_MODEL (da2_vitl), with the
-# bench's tuned choices ($CHOICES) so the profiled kernels are those a normal run uses.
+# attention's 24 per DA2-L forward skip the first forward) in a bf16 forward of DETAIL_MODEL (da2_vitl) at batch
+# DETAIL_BATCH (1), with the bench's tuned choices ($CHOICES) so the profiled kernels are those a normal run uses.
 pack
 if has detail; then
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   m=${DETAIL_MODEL:-da2_vitl}
   [ -f /tmp/$m.gguf ] || { python3 scripts/parity/full_size.py --out /tmp/fs --models $m > /dev/null 2>&1;
     $B/dacpp convert $(ls /tmp/fs/$m/*.pth | head -1) -o /tmp/$m.gguf > /dev/null 2>&1; }
+  DB=${DETAIL_BATCH:-1}; tag=$m; [ "$DB" = 1 ] || tag=${m}_b$DB
   DACPP_TUNING_FILE=$CHOICES $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 --size 518 --runs 1 \
-    --warmup 0 > /dev/null 2>&1
+    --warmup 0 --batch "$DB" > /dev/null 2>&1
   for spec in ${DETAIL:-flash_attention_tma:24 conv3x3_wgmma_tma_kernel:0 upsample_conv_head_kernel:0}; do
     k=${spec%%:*} skip=${spec##*:}
     DACPP_TUNING_FILE=$CHOICES $NCU --set full -k "regex:$k" --launch-skip "$skip" --launch-count 1 --page details \
       --cache-control all --clock-control none $B/dacpp bench -m /tmp/$m.gguf --device cuda --precision bf16 \
-      --size 518 --runs 1 --warmup 1 > "$OUT/detail_${m}_$k.txt" 2>&1
-    echo "detail $m $k: $(grep -E -m3 'Duration|Compute \(SM\) Throughput|Memory Throughput' "$OUT/detail_${m}_$k.txt" |
+      --size 518 --runs 1 --warmup 1 --batch "$DB" > "$OUT/detail_${tag}_$k.txt" 2>&1
+    echo "detail $tag $k: $(grep -E -m3 'Duration|Compute \(SM\) Throughput|Memory Throughput' "$OUT/detail_${tag}_$k.txt" |
       tr -s ' ' | tr '\n' ';')"
   done
 fi
