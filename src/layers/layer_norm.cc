@@ -22,6 +22,10 @@ void LayerNorm::forward_into(Exec& ex, const Tensor& x, Tensor& y) const {
   ops::layer_norm(ex.ctx, x, gamma_, beta_, eps_, y);
 }
 
+void LayerNorm::forward_drop_leading_into(Exec& ex, const Tensor& x, int64_t skip, Tensor& y) const {
+  ops::layer_norm_drop_leading(ex.ctx, x, skip, gamma_, beta_, eps_, y);
+}
+
 void LayerNorm::add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y) const {
   ops::add_scaled_layer_norm(ex.ctx, x, a, ls, gamma_, beta_, eps_, y);
 }

@@ -17,6 +17,8 @@ class LayerNorm {
   Tensor forward(Exec& ex, const Tensor& x) const;
   // x: [..., dim] → y (same shape; may alias x for in place).
   void forward_into(Exec& ex, const Tensor& x, Tensor& y) const;
+  // x: [B, N, dim] → y: [B, N − skip, dim] = norm(x[:, skip:]) (one launch on CUDA).
+  void forward_drop_leading_into(Exec& ex, const Tensor& x, int64_t skip, Tensor& y) const;
   // The residual update before this norm, fused: x ← x + a ⊙ ls (ls [dim] or undefined), then y = norm(x).
   // y must not alias x or a.
   void add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y) const;

@@ -73,14 +73,10 @@ Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw)
 }
 
 Tensor Dinov2::collect(RunState& rs, Tensor& x, int64_t patches) const {
-  // x: [B, 1 + P, E] → norm(x)[:, 1:]: [B, P, E]
-  const int64_t b = x.dim(0), n = x.dim(1), e = x.dim(2);
-  Tensor feat = rs.ex.alloc({b, patches, e}, "vit.feature");
-  for (int64_t i = 0; i < b; ++i) {
-    Tensor src = rows_view(x, i * n + 1, {patches, e});
-    Tensor dst = rows_view(feat, i * patches, {patches, e});
-    norm_.forward_into(rs.ex, src, dst);
-  }
+  // x: [B, 1 + P, E] → norm(x)[:, 1:]: [B, P, E] (one launch for the batch on CUDA: per image, DA2-L's batch 16 took
+  // 16 launches of ~7 µs each per collected layer)
+  Tensor feat = rs.ex.alloc({x.dim(0), patches, x.dim(2)}, "vit.feature");
+  norm_.forward_drop_leading_into(rs.ex, x, x.dim(1) - patches, feat);
   return feat;
 }
 

@@ -44,6 +44,26 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
 
+void layer_norm_drop_leading(Context& ctx, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
+                             float eps, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "layer_norm_drop_leading";
+  DACPP_CHECK(x.rank() == 3 && skip >= 0 && skip <= x.dim(1), ErrorCode::InvalidArgument, op, ": ", label("x", x),
+              " must be [B, N, C] with N >= skip (", skip, ")");
+  check_shape(op, "y", y, {x.dim(0), x.dim(1) - skip, x.dim(2)});
+  check_no_alias(op, "x", x, "y", y);
+  const int64_t b = x.dim(0), n = x.dim(1), kept = n - skip, c = x.dim(2);
+  if (ctx.device().kind == DeviceKind::Cuda) {
+    // The checks of layer_norm on whole-shape stand-ins (x's rows past skip have y's shape).
+    check_layer_norm(ctx, op, x.offset_view(0, y.shape()), gamma, beta, eps, y);
+    return cuda::layer_norm_drop_leading(ctx.cuda(), x, skip, gamma, beta, eps, y);
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    Tensor dst = y.offset_view(i * kept * c, {kept, c});
+    layer_norm(ctx, x.offset_view((i * n + skip) * c, {kept, c}), gamma, beta, eps, dst);
+  }
+}
+
 void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
                            const Tensor& beta, float eps, Tensor& y) {
   using namespace detail;

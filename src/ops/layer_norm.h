@@ -12,6 +12,12 @@ namespace dacpp::ops {
 
 void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
 
+// layer_norm_drop_leading: y[b] = layer_norm(x[b, skip:]) for x [B, N, C], y [B, N − skip, C] (a ViT's patch
+// tokens normalised without its leading class / register tokens), x and y as for layer_norm but never aliased. On
+// CUDA one launch for the whole batch; elsewhere one layer_norm per image.
+void layer_norm_drop_leading(Context& ctx, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
+                             float eps, Tensor& y);
+
 // add_scaled_layer_norm: x ← x + a ⊙ ls (ops::add_scaled in place; ls [C] or undefined), then y = layer_norm(x):
 // the LayerScale residual update of a pre-norm block and the norm that follows it. On CUDA with an f32 stream x it
 // is one pass over each row (the updated row is normalised while it is in cache); otherwise the two ops in turn.

@@ -161,6 +161,32 @@ TEST_F(CoreOpsCudaTest, LayerNormF32IntoHalfMatchesCpu) {
   }
 }
 
+// layer_norm_drop_leading (a ViT's patch tokens without the class token, one launch for the batch): f32 into every
+// dtype, and same-dtype, against the CPU's per-image norms.
+TEST_F(CoreOpsCudaTest, LayerNormDropLeadingMatchesCpu) {
+  if (IsSkipped()) return;
+  for (const Shape& s : {Shape{3, 38, 1024}, Shape{2, 7, 30}, Shape{4, 2, 384}}) {
+    for (int64_t skip : {0, 1, 2}) {
+      for (DType dt : kDTypes) {
+        for (bool f32_in : {true, false}) {
+          const std::string what = str_cat("layer_norm_drop_leading ", shape_str(s), " skip ", skip, " ",
+                                           f32_in ? "f32 -> " : "", nntest::tag(dt));
+          SCOPED_TRACE(what);
+          const Shape ys{s[0], s[1] - skip, s[2]};
+          Tensor x = test::random_tensor(s, 27, 2.f, "x");
+          Tensor g = test::random_tensor({s[2]}, 28, 1.f, "gamma"), b = test::random_tensor({s[2]}, 29, 1.f, "beta");
+          Tensor xd = to_device(x, f32_in ? DType::F32 : dt), gd = to_device(g, DType::F32);
+          Tensor bd = to_device(b, DType::F32);
+          Tensor y = nan_output(ys, dt), want = test::output_tensor(ys);
+          ops::layer_norm_drop_leading(ctx(), xd, skip, gd, bd, 1e-6f, y);
+          ops::layer_norm_drop_leading(cpu_, x, skip, g, b, 1e-6f, want);  // x: the uploaded values
+          expect_close(y, want, dt, what);
+        }
+      }
+    }
+  }
+}
+
 // x += a ⊙ gamma: same dtype, and a bf16 / f16 branch into an f32 stream (the ViT residual update); in place and not.
 TEST_F(CoreOpsCudaTest, AddScaledMatchesCpu) {
   if (IsSkipped()) return;

@@ -105,6 +105,9 @@ void linear_with_gemm_candidate(CudaContext& c, const Tensor& x, const Tensor& w
                                 Epilogue act, size_t index);
 // x, y: [R, C] (flattened; same dtype, or x f32 and y bf16 / f16); gamma, beta: [C] f32; y may alias x.
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);
+// y[b] = layer_norm(x[b, skip:]): x [B, N, C], y [B, N − skip, C] (dtypes as layer_norm's, not aliased); one launch.
+void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
+                             float eps, Tensor& y);
 // x ← x + a ⊙ ls (ls [C] f32 or undefined), then y = layer_norm(x): x f32, a and y any float dtype, y not
 // aliasing x or a.
 void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,

@@ -83,14 +83,17 @@ __device__ __forceinline__ void layer_norm_row(T* x, const TA* a, const float* _
   }
 }
 
+// Output row r normalises input row r + (r / kept + 1)·skip: each group of `kept` rows follows `skip` rows that are
+// left out (layer_norm_drop_leading; skip = 0: row r itself).
 template <typename T, int V, typename TY = T>
 __global__ void layer_norm_kernel(const T* x, const float* __restrict__ gamma, const float* __restrict__ beta, TY* y,
-                                  int64_t rows, int64_t cols, float eps) {
+                                  int64_t rows, int64_t cols, float eps, int64_t kept, int64_t skip) {
   pdl_enter();
   const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + (threadIdx.x >> 5);
   if (row >= rows) return;
+  const int64_t in_row = skip == 0 ? row : row + (row / kept + 1) * skip;
   // Read-only without kAdd: the const_cast only lets one row function serve both kernels.
-  layer_norm_row<T, V, TY, T, false>(const_cast<T*>(x + row * cols), nullptr, nullptr, gamma, beta, y + row * cols,
+  layer_norm_row<T, V, TY, T, false>(const_cast<T*>(x + in_row * cols), nullptr, nullptr, gamma, beta, y + row * cols,
                                      cols, eps);
 }
 
@@ -255,10 +258,12 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   }
 }
 
+// y's rows normalised from x's (layer_norm_kernel's kept / skip: y row r from x row r + (r / kept + 1)·skip).
 template <typename T, typename TY = T>
-void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+            int64_t skip = 0) {
   const int64_t cols = x.dim(-1);
-  const int64_t rows = x.numel() / cols;
+  const int64_t rows = y.numel() / cols, kept = skip == 0 ? rows : x.dim(1) - skip;
   const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
   DACPP_CHECK(blocks <= 0x7fffffff, ErrorCode::Unsupported, "layer_norm: ", rows, " rows exceed the CUDA grid");
   constexpr int kN = Vec16<T>::kN;
@@ -268,10 +273,10 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   const float* bp = static_cast<const float*>(beta.raw());
   if (cols % kN == 0 && aligned_to(xp, 16) && aligned_to(yp, 16)) {
     launch_kernel(c, "layer_norm_vec", layer_norm_kernel<T, kN, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock,
-                  0, xp, gp, bp, yp, rows, cols, eps);
+                  0, xp, gp, bp, yp, rows, cols, eps, kept, skip);
   } else {
     launch_kernel(c, "layer_norm", layer_norm_kernel<T, 1, TY>, static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0,
-                  xp, gp, bp, yp, rows, cols, eps);
+                  xp, gp, bp, yp, rows, cols, eps, kept, skip);
   }
 }
 
@@ -286,6 +291,19 @@ void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tens
   DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm (cuda): ", dtype_name(x.dtype()), " -> ",
               dtype_name(y.dtype()));
   dispatch_float(x.dtype(), "layer_norm", [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y); });
+}
+
+void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
+                             float eps, Tensor& y) {
+  if (y.numel() == 0) return;
+  c.make_current();
+  if (x.dtype() == DType::F32 && y.dtype() == DType::BF16)
+    return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y, skip);
+  if (x.dtype() == DType::F32 && y.dtype() == DType::F16) return launch<float, __half>(c, x, gamma, beta, eps, y, skip);
+  DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm_drop_leading (cuda): ", dtype_name(x.dtype()),
+              " -> ", dtype_name(y.dtype()));
+  dispatch_float(x.dtype(), "layer_norm_drop_leading",
+                 [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y, skip); });
 }
 
 void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
