@@ -68,6 +68,9 @@ void linear_with_gemm_candidate(CudaContext&, const Tensor&, const Tensor&, cons
 void layer_norm(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
   no_cuda("layer_norm");
 }
+void layer_norm_drop_leading(CudaContext&, const Tensor&, int64_t, const Tensor&, const Tensor&, float, Tensor&) {
+  no_cuda("layer_norm_drop_leading");
+}
 void add_scaled_layer_norm(CudaContext&, Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, float,
                            Tensor&) {
   no_cuda("add_scaled_layer_norm");
