@@ -200,6 +200,8 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({1, 256, 40, 60, 256, 3, 3, 1, 1, true, false, dt});
     out.push_back({2, 128, 21, 27, 128, 3, 3, 1, 1, true, false, dt});
     out.push_back({1, 64, 5, 30, 128, 3, 3, 1, 1, true, true, dt});
+    // an even width at batch 2: the padded copy's paired-column path (pad_row_nhwc_pairs), several runs per row
+    out.push_back({2, 64, 9, 130, 128, 3, 3, 1, 1, true, false, dt});
   }
   // the stride-2 form (the reassemble stage-3 conv): odd and even sizes (the phases' last row and column partly
   // outside the image), batch 2, a map of several pixel tiles, 64 / 128 output channels, 1024 channels at 37²

@@ -912,7 +912,9 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
           launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
                         d, *up, runs);
         } else {
-          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, runs);
+          const int pairs = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(xp) % 4 == 0 ? 1 : 0;
+          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, runs,
+                        pairs);
         }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
