@@ -167,15 +167,33 @@ def grpc_error(callable_):
 
 
 def child_pids(pid):
-    """Direct children of `pid` (the worker of a dacpp-server)."""
+    """Direct children of `pid` (the worker of a dacpp-server): the processes whose parent (field 4 of /proc/P/stat,
+    a process id, whichever of its threads forked) is `pid`. (Reading /proc/pid/task/*/children instead lost the
+    worker when one of the server's threads exited during the scan: the scan stopped at the first missing task.)"""
     out = []
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return out
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone since the listing
+        if len(fields) > 1 and int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(name))
+    return sorted(out)
+
+
+def worker_pid(server_pid, seconds=5):
+    """The one worker of a dacpp-server, waiting up to `seconds` for exactly one child to show."""
+    deadline = time.time() + seconds
+    while True:
+        children = child_pids(server_pid)
+        if len(children) == 1 or time.time() > deadline:
+            if len(children) != 1:
+                raise AssertionError("dacpp-server %d has children %s, expected one worker" % (server_pid, children))
+            return children[0]
+        time.sleep(0.05)
 
 
 def pid_alive(pid):

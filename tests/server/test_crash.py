@@ -8,7 +8,7 @@ import unittest
 
 import grpc
 
-from server_harness import IMAGE, Server, child_pids, grpc_error, http, pb, pid_alive
+from server_harness import IMAGE, Server, child_pids, grpc_error, http, pb, pid_alive, worker_pid
 
 
 class CrashTest(unittest.TestCase):
@@ -43,7 +43,7 @@ class CrashTest(unittest.TestCase):
             srv.wait_ready()
             self.assertTrue(srv.load().success)
             self.assertGreater(len(srv.call("Depth", pb.DepthRequest(src=IMAGE, include_depth=True)).depth), 0)
-            (worker,) = child_pids(srv.proc.pid)
+            worker = worker_pid(srv.proc.pid)
             os.kill(worker, signal.SIGKILL)
             deadline = time.time() + 5
             while pid_alive(worker) and time.time() < deadline:

@@ -8,7 +8,7 @@ import threading
 import time
 import unittest
 
-from server_harness import IMAGE, SERVER_BIN, Server, child_pids, free_port, pb, pid_alive
+from server_harness import IMAGE, SERVER_BIN, Server, free_port, pb, pid_alive, worker_pid
 
 
 def wait_gone(pid, seconds):
@@ -25,7 +25,7 @@ class LifecycleTest(unittest.TestCase):
         srv = Server(args=["--some-future-flag"])
         srv.wait_ready()
         self.assertTrue(srv.load(options=["size:280", "threads:1"]).success)
-        (worker,) = child_pids(srv.proc.pid)
+        worker = worker_pid(srv.proc.pid)
         t = threading.Thread(target=lambda: self._swallow(srv))
         t.start()
         time.sleep(0.2)
