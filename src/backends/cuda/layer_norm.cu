@@ -280,30 +280,28 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& 
   }
 }
 
-}  // namespace
-
-void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
-  if (x.numel() == 0) return;
-  c.make_current();
-  if (x.dtype() == DType::F32 && y.dtype() == DType::BF16)
-    return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y);
-  if (x.dtype() == DType::F32 && y.dtype() == DType::F16) return launch<float, __half>(c, x, gamma, beta, eps, y);
-  DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm (cuda): ", dtype_name(x.dtype()), " -> ",
-              dtype_name(y.dtype()));
-  dispatch_float(x.dtype(), "layer_norm", [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y); });
-}
-
-void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
-                             float eps, Tensor& y) {
+// layer_norm and layer_norm_drop_leading (skip > 0): the dtype pairs they run, `op` naming the call in errors.
+void run_layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
+                    int64_t skip, const char* op) {
   if (y.numel() == 0) return;
   c.make_current();
   if (x.dtype() == DType::F32 && y.dtype() == DType::BF16)
     return launch<float, __nv_bfloat16>(c, x, gamma, beta, eps, y, skip);
   if (x.dtype() == DType::F32 && y.dtype() == DType::F16) return launch<float, __half>(c, x, gamma, beta, eps, y, skip);
-  DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, "layer_norm_drop_leading (cuda): ", dtype_name(x.dtype()),
-              " -> ", dtype_name(y.dtype()));
-  dispatch_float(x.dtype(), "layer_norm_drop_leading",
-                 [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y, skip); });
+  DACPP_CHECK(x.dtype() == y.dtype(), ErrorCode::Unsupported, op, " (cuda): ", dtype_name(x.dtype()), " -> ",
+              dtype_name(y.dtype()));
+  dispatch_float(x.dtype(), op, [&](auto tag) { launch<decltype(tag)>(c, x, gamma, beta, eps, y, skip); });
+}
+
+}  // namespace
+
+void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+  run_layer_norm(c, x, gamma, beta, eps, y, 0, "layer_norm");
+}
+
+void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
+                             float eps, Tensor& y) {
+  run_layer_norm(c, x, gamma, beta, eps, y, skip, "layer_norm_drop_leading");
 }
 
 void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
