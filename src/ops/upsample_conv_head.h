@@ -3,9 +3,11 @@
 //   w1: [1, M, 1, 1]          b1: [1] f32 or undefined
 //   y:  [N, 1, H, W] = conv1x1(relu(conv3x3_pad1(resize_bilinear(x → H × W, align_corners = true), w3, b3)), w1, b1)
 // (the pre-activation logits; the caller applies the head's activation). x, w3, w1 and y share the activation dtype.
-// CUDA runs it as one kernel that never stores the H × W maps (bf16 / f16, C % 32 == 0, M = 32:
-// upsample_conv_head_fused says whether these operands qualify); the CPU composes resize_bilinear and two conv2d
-// (the reference the CUDA kernel is tested against).
+// CUDA never stores the H × W maps (bf16 / f16, C % 32 == 0, M = 32: upsample_conv_head_fused says whether these
+// operands qualify): one fused kernel, or — where upsampling by ~1.7× or more, and timed faster on first use — the
+// 3×3 conv's channel mixes as a GEMM at h × w followed by a kernel blending each output pixel's nine taps (the
+// resize and the conv commute: both linear). The CPU composes resize_bilinear and two conv2d (the reference the CUDA
+// paths are tested against).
 // Errors: InvalidArgument on shape / dtype mismatch naming the tensors; Unsupported on CUDA for operands the fused
 // kernel does not take (with the reason); Backend off-device.
 #pragma once

@@ -5,6 +5,7 @@
 // ops::conv2d_upsampled likewise.
 #include <gtest/gtest.h>
 
+#include "backends/cuda/cuda_ops_nn.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
 #include "ops/resize.h"
@@ -54,6 +55,30 @@ TEST_P(UpsampleConvHeadCudaTest, MatchesCpuAndTheUnfusedOps) {
   const test::Diff d = test::diff(to_host(y), to_host(y2));
   const test::Diff ref = test::diff(to_host(y2), want);
   EXPECT_LE(d.rel_l2, 5e-3) << "fused vs unfused CUDA (the unfused path is " << ref.rel_l2 << " from the CPU)";
+
+  // Each path on its own (the op above runs the one tuning chose): the fused kernel, and taps first where the scale
+  // lets it run ((in - 1) / (out - 1) <= 10 / 17 per axis), refused as Unsupported elsewhere.
+  const auto fits = [](int64_t in, int64_t out) { return out <= 1 || 17 * (in - 1) <= 10 * (out - 1); };
+  const bool taps_apply = fits(k.h, k.oh) && fits(k.w, k.ow);
+  (k.oh <= 1 || 5 * (k.h - 1) <= 3 * (k.oh - 1)) && (k.ow <= 1 || 17 * (k.w - 1) <= 10 * (k.ow - 1));
+  for (const cuda::HeadPath path : {cuda::HeadPath::Fused, cuda::HeadPath::TapsFirst}) {
+    const char* name = path == cuda::HeadPath::Fused ? "fused" : "taps first";
+    Tensor yp = nan_output({k.n, 1, k.oh, k.ow}, k.dt, "y_path");
+    if (path == cuda::HeadPath::TapsFirst && !taps_apply) {
+      try {
+        cuda::upsample_conv_head_path(ctx().cuda(), path, xd, w3d, b3d, w1d, b1d, yp);
+        ADD_FAILURE() << "taps first accepted a scale it cannot stage";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
+        EXPECT_NE(std::string(e.what()).find("taps first"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    cuda::upsample_conv_head_path(ctx().cuda(), path, xd, w3d, b3d, w1d, b1d, yp);
+    expect_close(yp, want, k.dt, std::string(name) + " vs the CPU");
+    const test::Diff dp = test::diff(to_host(yp), to_host(y2));
+    EXPECT_LE(dp.rel_l2, 5e-3) << name << " vs unfused CUDA";
+  }
 }
 
 std::string head_name(const ::testing::TestParamInfo<HeadCase>& i) {
@@ -71,6 +96,9 @@ std::vector<HeadCase> head_cases() {
       {1, 64, 1, 1, 5, 7, true, DType::F16},            // a one-pixel source
       {1, 128, 2, 3, 8, 48, true, DType::F16},          // one tile wide exactly
       {1, 128, 296, 296, 518, 518, true, DType::BF16},  // DA2's output stage at 518²
+      {2, 64, 48, 72, 84, 126, true, DType::F16},       // DA3's 504×336 output stage, batch 2
+      {3, 32, 37, 37, 65, 65, false, DType::BF16},      // ×1.75 with 32 channels (DA2-S's), odd batch, no biases
+      {1, 64, 40, 11, 69, 19, true, DType::BF16},       // taps first with its patch full (13 source rows)
       {1, 64, 60, 130, 20, 40, true, DType::BF16},      // downsampled: the halo gathers its taps (no staged patch)
       {2, 64, 24, 40, 38, 66, true, DType::BF16},       // scale 0.6 across: 31 source columns, the separable fill
       {1, 32, 30, 45, 44, 66, true, DType::F16},        // scale 0.68 across: 35 columns, the staged patch instead

@@ -48,8 +48,15 @@ void rope2d(CudaContext& c, Tensor& x, const Tensor& positions, float base);
 // kernel cannot run these operands ("" when it can: bf16 / f16, C % 32 == 0, 32 hidden channels);
 // upsample_conv_head throws Unsupported with that reason.
 std::string upsample_conv_head_refusal(const Tensor& x, const Tensor& w3, const Tensor& y);
+// Two paths, timed on first use of a shape where both apply: the fused kernel (upsampled halo + 3×3 conv on
+// mma.sync), or taps first (the 3×3 conv's channel mixes as one GEMM at the source resolution, then each output
+// pixel's nine taps blended from it: where (in - 1) / (out - 1) <= 10 / 17 per axis).
 void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
                         const Tensor& b1, Tensor& y);
+enum class HeadPath { Fused, TapsFirst };
+// upsample_conv_head on the path given (tests, benchmarks); Unsupported where that path does not apply.
+void upsample_conv_head_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3,
+                             const Tensor& w1, const Tensor& b1, Tensor& y);
 
 // Kernel tables for the load-time probe (kernel_probe.h); nn_kernels() concatenates them.
 std::vector<KernelInfo> attention_kernels();

@@ -27,8 +27,14 @@
 // multiplies.
 // Epilogue: + b3, ReLU, the 1×1 conv to one channel (each lane's 8 hidden channels, then two shuffles across the
 // quad that holds a row's 32), + b1, rounded once to T. (Unfused, the 32-channel map was rounded to T first.)
+//
+// The second path, taps first (namespace taps below), computes the same sum in another order: a GEMM at the source
+// resolution, then a blend kernel. Neither path applies everywhere the other does; where both do, the faster one
+// for the shape is timed on first use (DA2-L's 128 channels at 296² → 518²: taps first, 73 against 113 µs; DA2-S's
+// 32 and DA2-B's 64 channels: the fused kernel).
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -37,8 +43,10 @@
 #include "backends/cuda/cuda_common.cuh"
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_ops_nn.h"
+#include "backends/cuda/gemm.h"
 #include "backends/cuda/kernel_probe.h"
 #include "backends/cuda/mma_util.cuh"
+#include "backends/cuda/tuning.h"
 
 namespace dacpp::cuda {
 namespace {
@@ -327,28 +335,38 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 constexpr int kDerivedHeadTaps = 4;  // CudaContext::derived kind: w3 as [tap][32][C]
 
-template <typename T, int KC>
-void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
-            Tensor& y) {
-  const cudaStream_t st = c.stream();
-  const int ch = static_cast<int>(x.dim(1));
+// w3 as [tap][32][C] (tap = 3·ky + kx), made once per weight: the fused kernel's B tiles, and the taps-first GEMM's A.
+template <typename T>
+std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w3) {
+  const int ch = static_cast<int>(w3.dim(1));
   const long long wn = 9LL * kHidden * ch;
-  const std::shared_ptr<const void> wt = c.derived(
+  return c.derived(
       w3, kDerivedHeadTaps, sizeof(T) * static_cast<size_t>(wn),
       [&](void* dst) {
-        conv3x3_wg::tap_weights_kernel<T>
-            <<<grid_for(c, wn, 256), 256, 0, st>>>(static_cast<const T*>(w3.raw()), static_cast<T*>(dst), kHidden, ch);
+        conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, c.stream()>>>(
+            static_cast<const T*>(w3.raw()), static_cast<T*>(dst), kHidden, ch);
         DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights");
       },
       "upsample_conv_head tap weights");
+}
+
+Args args_of(const Tensor& x, const Tensor& y) {
   Args a{};
-  a.c = ch;
+  a.c = static_cast<int>(x.dim(1));
   a.h = static_cast<int>(x.dim(2));
   a.w = static_cast<int>(x.dim(3));
   a.oh = static_cast<int>(y.dim(2));
   a.ow = static_cast<int>(y.dim(3));
   a.scale_h = conv3x3_wg::align_corners_scale(a.h, a.oh);
   a.scale_w = conv3x3_wg::align_corners_scale(a.w, a.ow);
+  return a;
+}
+
+template <typename T, int KC>
+void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
+            Tensor& y) {
+  const std::shared_ptr<const void> wt = tap_weights<T>(c, w3);
+  const Args a = args_of(x, y);
   constexpr int smem = smem_bytes<KC>();
   auto* kernel = &upsample_conv_head_kernel<T, KC>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
@@ -362,6 +380,180 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3,
 }
 
 }  // namespace head
+
+// The taps-first path. The resize and the 3×3 conv are both linear and act on different axes (pixels, channels), so
+//   Σ_c w3[m, c, tap] · up(x)[c, p + d_tap] = up(z_tap)[m, p + d_tap],   z_tap[m, q] = Σ_c w3[m, c, tap] · x[c, q]
+// (d_tap the tap's offset, zero outside the output as the conv's padding): the 3×3 conv's 32 × 9 channel mixes run
+// at the source resolution as one GEMM, z = W · x with W = w3 as [tap · 32 + m][c] (9 × 32 rows), stored pixel by
+// pixel ([n][q][tap · 32 + m], T), and a second kernel blends each output pixel's nine shifted taps from z's four
+// nearest source pixels and applies b3, ReLU and the 1×1 conv. DA2's 296² → 518² (×1.75 per axis) makes the 3×3
+// conv's multiplies 3.06× fewer (128 → 288 channels at 296², against 128 → 32 at 518²), on cuBLASLt's kernels.
+// The values differ from the fused kernel's by rounding only: z is rounded to T where the upsampled map was.
+namespace taps {
+
+constexpr int kTile = 16, kThreads = kTile * kTile, kSpan = kTile + 2;  // output tile, its one-pixel border
+constexpr int kChannels = 9 * head::kHidden;                            // z's channels per pixel
+constexpr int kPatch = 13;  // source rows / columns staged per block (host: ceil(17·scale) + 3 <= kPatch)
+constexpr int kPixelBytes = kChannels * 2 + 16;  // one staged pixel, padded: 8 pixels in a row hit 8 bank groups
+constexpr int kSmem = kPatch * kPatch * kPixelBytes;
+
+// The source extent of kSpan consecutive output positions of an axis: at most ceil((kSpan - 1) · scale) + 2 source
+// pixels in reals; one more for the f32 rounding of the products.
+inline bool patch_fits(float scale) {
+  return std::ceil(static_cast<double>(kSpan - 1) * scale) + 3 <= kPatch;
+}
+
+// Two 16-bit values of a 32-bit word as floats (lo in the low half).
+template <typename T>
+__device__ __forceinline__ float2 unpack2(uint32_t u);
+template <>
+__device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t u) {
+  return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xffff0000u));
+}
+template <>
+__device__ __forceinline__ float2 unpack2<__half>(uint32_t u) {
+  __half2 h;
+  *reinterpret_cast<uint32_t*>(&h) = u;
+  return __half22float2(h);
+}
+
+// acc[0..7] += Σ corners w · v (8 channels, each corner one 16-byte chunk).
+template <typename T>
+__device__ __forceinline__ void blend8(float* acc, const uint4& v00, const uint4& v10, const uint4& v01,
+                                       const uint4& v11, float w00, float w10, float w01, float w11) {
+  const uint32_t* a = reinterpret_cast<const uint32_t*>(&v00);
+  const uint32_t* b = reinterpret_cast<const uint32_t*>(&v10);
+  const uint32_t* c = reinterpret_cast<const uint32_t*>(&v01);
+  const uint32_t* d = reinterpret_cast<const uint32_t*>(&v11);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 fa = unpack2<T>(a[j]), fb = unpack2<T>(b[j]), fc = unpack2<T>(c[j]), fd = unpack2<T>(d[j]);
+    acc[2 * j] = fmaf(w11, fd.x, fmaf(w01, fc.x, fmaf(w10, fb.x, fmaf(w00, fa.x, acc[2 * j]))));
+    acc[2 * j + 1] = fmaf(w11, fd.y, fmaf(w01, fc.y, fmaf(w10, fb.y, fmaf(w00, fa.y, acc[2 * j + 1]))));
+  }
+}
+
+// Block: a 16 × 16 output tile of one image, a thread per pixel. The source patch its taps reach (≤ 13 × 13 pixels,
+// all 288 channels) is staged in shared memory once; then each thread sums its nine taps' bilinear blends into 32
+// f32 hidden channels and applies the fused kernel's epilogue. (Staging it in three phases, one per kernel row, so
+// that the first row's blends start while the others load, measured slower: 50 → 59 µs at DA2-L's 518².)
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 2)
+    upsample_taps_kernel(const T* __restrict__ z, const float* __restrict__ b3, const T* __restrict__ w1,
+                         const float* __restrict__ b1, T* __restrict__ y, head::Args a) {
+  extern __shared__ uint4 taps_smem[];
+  unsigned char* patch = reinterpret_cast<unsigned char*>(taps_smem);
+  __shared__ head::Tap rows[kSpan], cols[kSpan];
+  const int tid = threadIdx.x;
+  const int oy0 = blockIdx.y * kTile, ox0 = blockIdx.x * kTile, n = blockIdx.z;
+  if (tid < kSpan) rows[tid] = head::make_tap(a.h, a.scale_h, oy0 - 1 + tid, a.oh);
+  if (tid >= 32 && tid < 32 + kSpan) cols[tid - 32] = head::make_tap(a.w, a.scale_w, ox0 - 1 + tid - 32, a.ow);
+  __syncthreads();
+  int r0 = 0, c0 = 0, ph = 0, pw = 0;
+  {
+    int r_first = -1, r_last = -1, c_first = -1, c_last = -1;
+    for (int i = 0; i < kSpan; ++i) {
+      if (rows[i].inside) r_first = r_first < 0 ? i : r_first, r_last = i;
+      if (cols[i].inside) c_first = c_first < 0 ? i : c_first, c_last = i;
+    }
+    if (r_first >= 0 && c_first >= 0) {
+      r0 = rows[r_first].i0;
+      c0 = cols[c_first].i0;
+      // The host's bound keeps these within kPatch; the clamp only keeps a wrong bound inside shared memory.
+      ph = min(rows[r_last].i1 - r0 + 1, kPatch);
+      pw = min(cols[c_last].i1 - c0 + 1, kPatch);
+    }
+  }
+  pdl_enter();
+  constexpr int kChunks = kChannels / 8;  // 16-byte chunks per pixel
+  const T* img = z + static_cast<long long>(n) * a.h * a.w * kChannels;
+  for (int i = tid; i < ph * pw * kChunks; i += kThreads) {
+    const int pix = i / kChunks, ch = i - pix * kChunks, pr = pix / pw, pc = pix - pr * pw;
+    mma::cp_async16(patch + (pr * kPatch + pc) * kPixelBytes + ch * 16,
+                    img + (static_cast<long long>(r0 + pr) * a.w + c0 + pc) * kChannels + ch * 8);
+  }
+  mma::cp_async_commit();
+  const int ty = tid / kTile, tx = tid % kTile;
+  mma::cp_async_wait<0>();
+  __syncthreads();
+  float acc[head::kHidden];
+#pragma unroll
+  for (int m = 0; m < head::kHidden; ++m) acc[m] = 0.f;
+#pragma unroll 1
+  for (int ky = 0; ky < 3; ++ky) {
+    const head::Tap ry = rows[ty + ky];
+    if (!ry.inside) continue;
+    const int top = min(ry.i0 - r0, kPatch - 1) * kPatch * kPixelBytes;
+    const int bottom = min(ry.i1 - r0, kPatch - 1) * kPatch * kPixelBytes;
+#pragma unroll
+    for (int kx = 0; kx < 3; ++kx) {
+      const head::Tap rx = cols[tx + kx];
+      if (!rx.inside) continue;
+      const int left = min(rx.i0 - c0, kPatch - 1) * kPixelBytes, right = min(rx.i1 - c0, kPatch - 1) * kPixelBytes;
+      const int tap = (3 * ky + kx) * head::kHidden * 2;
+      const unsigned char* p00 = patch + top + left + tap;
+      const unsigned char* p10 = patch + bottom + left + tap;
+      const unsigned char* p01 = patch + top + right + tap;
+      const unsigned char* p11 = patch + bottom + right + tap;
+      const float w00 = ry.w0 * rx.w0, w10 = ry.w1 * rx.w0, w01 = ry.w0 * rx.w1, w11 = ry.w1 * rx.w1;
+#pragma unroll
+      for (int q = 0; q < head::kHidden / 8; ++q)
+        blend8<T>(acc + 8 * q, *reinterpret_cast<const uint4*>(p00 + 16 * q),
+                  *reinterpret_cast<const uint4*>(p10 + 16 * q), *reinterpret_cast<const uint4*>(p01 + 16 * q),
+                  *reinterpret_cast<const uint4*>(p11 + 16 * q), w00, w10, w01, w11);
+    }
+  }
+  const int oy = oy0 + ty, ox = ox0 + tx;
+  if (oy >= a.oh || ox >= a.ow) return;
+  float s = 0.f;
+#pragma unroll
+  for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + (b3 ? __ldg(b3 + m) : 0.f), 0.f) * mma::to_float(w1[m]);
+  y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + (b1 ? __ldg(b1) : 0.f));
+}
+
+// z for images [n0, n0 + nb) by cuBLASLt (column-major: z_n as [288, P] = W^T-stored [C, 288]^T · x_n-stored
+// [P, C]^T), then the blend kernel; images in chunks so that z stays within kZBytes of scratch.
+constexpr size_t kZBytes = size_t{256} << 20;
+
+template <typename T>
+void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
+            Tensor& y) {
+  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w3);
+  const head::Args a = head::args_of(x, y);
+  const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
+  const size_t per_image = sizeof(T) * static_cast<size_t>(p) * kChannels;
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(kZBytes / per_image)));
+  auto* kernel = &upsample_taps_kernel<T>;
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+                   "upsample_conv_head taps: shared memory of ", kSmem, " bytes");
+  T* zbuf = static_cast<T*>(c.scratch(per_image * static_cast<size_t>(chunk), "upsample_conv_head taps z"));
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    const int64_t nb = std::min(chunk, n - n0);
+    GemmSpec s;
+    s.m = kChannels;
+    s.n = p;
+    s.k = a.c;
+    s.trans_a = true;
+    s.lda = a.c;
+    s.trans_b = true;
+    s.ldb = p;
+    s.ldd = kChannels;
+    s.batch = nb;
+    s.stride_a = 0;
+    s.stride_b = a.c * p;
+    s.stride_d = kChannels * p;
+    s.dtype = x.dtype();
+    gemm(c, s, wt.get(), static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, "upsample_conv_head taps z");
+    const dim3 grid(static_cast<unsigned>((a.ow + kTile - 1) / kTile),
+                    static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb));
+    launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf,
+                  b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr, static_cast<const T*>(w1.raw()),
+                  b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr,
+                  static_cast<T*>(y.raw()) + n0 * a.oh * a.ow, a);
+  }
+}
+
+}  // namespace taps
 
 }  // namespace
 
@@ -377,19 +569,72 @@ std::string upsample_conv_head_refusal(const Tensor& x, const Tensor& w3, const 
   return {};
 }
 
+namespace {
+
+// Why the taps-first path cannot run operands the fused kernel takes ("" when it can): its staged source patch
+// bounds the scale: (in - 1) / (out - 1) <= 10 / 17 per axis (DPT heads upsample by 1.75: 295 / 517 at 518²).
+std::string taps_refusal(const Tensor& x, const Tensor& y) {
+  const head::Args a = head::args_of(x, y);
+  if (!taps::patch_fits(a.scale_h) || !taps::patch_fits(a.scale_w))
+    return str_cat("resampling ", a.h, "×", a.w, " to ", a.oh, "×", a.ow,
+                   " (taps first needs (in - 1) / (out - 1) <= 10 / 17 per axis)");
+  return {};
+}
+
+void run_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
+              const Tensor& b1, Tensor& y) {
+  const bool bf16 = x.dtype() == DType::BF16;
+  if (path == HeadPath::TapsFirst) {
+    if (bf16) return taps::launch<__nv_bfloat16>(c, x, w3, b3, w1, b1, y);
+    return taps::launch<__half>(c, x, w3, b3, w1, b1, y);
+  }
+  const bool wide = x.dim(1) % 64 == 0;
+  if (bf16) {
+    if (wide) return head::launch<__nv_bfloat16, 64>(c, x, w3, b3, w1, b1, y);
+    return head::launch<__nv_bfloat16, 32>(c, x, w3, b3, w1, b1, y);
+  }
+  if (wide) return head::launch<__half, 64>(c, x, w3, b3, w1, b1, y);
+  head::launch<__half, 32>(c, x, w3, b3, w1, b1, y);
+}
+
+const char* path_name(HeadPath path) {
+  return path == HeadPath::TapsFirst ? "taps first" : "fused";
+}
+
+}  // namespace
+
 void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
                         const Tensor& b1, Tensor& y) {
   const std::string why = upsample_conv_head_refusal(x, w3, y);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "upsample_conv_head (cuda): ", why);
   if (y.numel() == 0) return;
   c.make_current();
-  const bool wide = x.dim(1) % 64 == 0;
-  if (x.dtype() == DType::BF16) {
-    if (wide) return head::launch<__nv_bfloat16, 64>(c, x, w3, b3, w1, b1, y);
-    return head::launch<__nv_bfloat16, 32>(c, x, w3, b3, w1, b1, y);
+  HeadPath path = HeadPath::Fused;
+  if (taps_refusal(x, y).empty()) {
+    // Which is faster depends on the channels (the GEMM's z is 288 channels whatever C) and the map sizes: timed on
+    // first use of the shape.
+    const std::string key = str_cat("upsample_conv_head,", dtype_name(x.dtype()), ",", x.dim(0), ",", x.dim(1), ",",
+                                    x.dim(2), ",", x.dim(3), ",", y.dim(2), ",", y.dim(3));
+    const HeadPath paths[] = {HeadPath::Fused, HeadPath::TapsFirst};
+    path = paths[tuned_choice(
+        c, key, 2, 0,
+        [&](int i) {
+          run_path(c, paths[i], x, w3, b3, w1, b1, y);
+          return true;
+        },
+        3, [&](int i) { return std::string(path_name(paths[i])); })];
   }
-  if (wide) return head::launch<__half, 64>(c, x, w3, b3, w1, b1, y);
-  head::launch<__half, 32>(c, x, w3, b3, w1, b1, y);
+  run_path(c, path, x, w3, b3, w1, b1, y);
+}
+
+void upsample_conv_head_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3,
+                             const Tensor& w1, const Tensor& b1, Tensor& y) {
+  std::string why = upsample_conv_head_refusal(x, w3, y);
+  if (why.empty() && path == HeadPath::TapsFirst) why = taps_refusal(x, y);
+  DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "upsample_conv_head (cuda, ", path_name(path), "): ", why);
+  if (y.numel() == 0) return;
+  c.make_current();
+  run_path(c, path, x, w3, b3, w1, b1, y);
 }
 
 std::vector<KernelInfo> upsample_conv_head_kernels() {
@@ -400,6 +645,8 @@ std::vector<KernelInfo> upsample_conv_head_kernels() {
        reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__nv_bfloat16, 32>)},
       {"upsample_conv_head<f16,64>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 64>)},
       {"upsample_conv_head<f16,32>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 32>)},
+      {"upsample_taps<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16>)},
+      {"upsample_taps<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half>)},
   };
 }
 

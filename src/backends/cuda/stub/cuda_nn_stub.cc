@@ -34,5 +34,9 @@ void upsample_conv_head(CudaContext&, const Tensor&, const Tensor&, const Tensor
                         Tensor&) {
   no_cuda_nn("upsample_conv_head");
 }
+void upsample_conv_head_path(CudaContext&, HeadPath, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                             const Tensor&, Tensor&) {
+  no_cuda_nn("upsample_conv_head_path");
+}
 
 }  // namespace dacpp::cuda
