@@ -444,6 +444,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ uint4 taps_smem[];
   unsigned char* patch = reinterpret_cast<unsigned char*>(taps_smem);
   __shared__ head::Tap rows[kSpan], cols[kSpan];
+  __shared__ float bias3[head::kHidden], proj[head::kHidden];
   const int tid = threadIdx.x;
   const int oy0 = blockIdx.y * kTile, ox0 = blockIdx.x * kTile, n = blockIdx.z;
   if (tid < kSpan) rows[tid] = head::make_tap(a.h, a.scale_h, oy0 - 1 + tid, a.oh);
@@ -465,14 +466,21 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
   pdl_enter();
+  // The patch's chunks over its full 13 × 13 frame, skipping those outside ph × pw: every divisor a constant (a
+  // division by pw per chunk was ~a fifth of the kernel's instructions).
   constexpr int kChunks = kChannels / 8;  // 16-byte chunks per pixel
-  const T* img = z + static_cast<long long>(n) * a.h * a.w * kChannels;
-  for (int i = tid; i < ph * pw * kChunks; i += kThreads) {
-    const int pix = i / kChunks, ch = i - pix * kChunks, pr = pix / pw, pc = pix - pr * pw;
-    mma::cp_async16(patch + (pr * kPatch + pc) * kPixelBytes + ch * 16,
-                    img + (static_cast<long long>(r0 + pr) * a.w + c0 + pc) * kChannels + ch * 8);
+  const T* img = z + (static_cast<long long>(n) * a.h * a.w + static_cast<long long>(r0) * a.w + c0) * kChannels;
+  for (int i = tid; i < kPatch * kPatch * kChunks; i += kThreads) {
+    const int pix = i / kChunks, ch = i - pix * kChunks, pr = pix / kPatch, pc = pix - pr * kPatch;
+    if (pr < ph && pc < pw)
+      mma::cp_async16(patch + pix * kPixelBytes + ch * 16,
+                      img + (static_cast<long long>(pr) * a.w + pc) * kChannels + ch * 8);
   }
   mma::cp_async_commit();
+  if (tid < head::kHidden) {
+    bias3[tid] = b3 ? b3[tid] : 0.f;
+    proj[tid] = mma::to_float(w1[tid]);
+  }
   const int ty = tid / kTile, tx = tid % kTile;
   mma::cp_async_wait<0>();
   __syncthreads();
@@ -507,7 +515,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (oy >= a.oh || ox >= a.ow) return;
   float s = 0.f;
 #pragma unroll
-  for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + (b3 ? __ldg(b3 + m) : 0.f), 0.f) * mma::to_float(w1[m]);
+  for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + bias3[m], 0.f) * proj[m];
   y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + (b1 ? __ldg(b1) : 0.f));
 }
 
