@@ -467,8 +467,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   pdl_enter();
   // The patch's chunks over its full 13 × 13 frame, skipping those outside ph × pw, so every divisor is a constant.
-  // (Nsight Compute, DA2-L's 518²: 35 M instructions issued at 3.1 per cycle, 70 % of issue slots — bound by
-  // instructions, nearly all of them the blends' conversions and FMAs, two per value and corner.)
+  // (DA2-L's 518², 50.7 µs: Nsight Compute counts 35 M instructions issued, 70 % of issue slots, nearly all the
+  // blends' conversions and FMAs — yet the blends on tensor cores, a few times fewer instructions, took as long:
+  // what holds it is each block's ~98 KB patch, about half of it from DRAM. docs/PERFORMANCE.md, version 1.15.)
   constexpr int kChunks = kChannels / 8;  // 16-byte chunks per pixel
   const T* img = z + (static_cast<long long>(n) * a.h * a.w + static_cast<long long>(r0) * a.w + c0) * kChannels;
   for (int i = tid; i < kPatch * kPatch * kChunks; i += kThreads) {
