@@ -300,7 +300,9 @@ TEST(ImportDa3, WriteGgufRoundTrip) {
   for (const auto& [k, v] : m->metadata()) {
     ASSERT_TRUE(g->has_key(k)) << k;
     EXPECT_EQ(g->value(k).type, v.type) << k;
-    if (v.type == MetaType::Array) EXPECT_EQ(g->value(k).elem_type, v.elem_type) << k;
+    if (v.type == MetaType::Array) {
+      EXPECT_EQ(g->value(k).elem_type, v.elem_type) << k;
+    }
   }
   EXPECT_EQ(g->get_i32_array(key("vit.out_layers")), m->get_i32_array(key("vit.out_layers")));
   ASSERT_EQ(g->records().size(), m->records().size());
