@@ -10,13 +10,13 @@ namespace {
 // null where lanes do not apply (reassemble says when).
 std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
                                              const std::function<Tensor(RunState&, int)>& stage,
-                                             const std::vector<layers::FeatureFusionBlock>& refine) {
+                                             const std::vector<layers::FeatureFusionBlock>& refine, bool lane0_first) {
   ops::Context& ctx = rs.ex.ctx;
   if (ctx.device().is_cpu() || rs.dumps != nullptr || rs.lane_arenas == nullptr || rs.lane_arenas->size() < 3 ||
       rn1_bytes > kLaneMapBytes)
     return nullptr;
   auto br = std::make_unique<StageBranches>();
-  br->lanes.emplace(ctx, 4);
+  br->lanes.emplace(ctx, 4, lane0_first);
   if (br->lanes->count() < 4) return nullptr;
   for (int s = 0; s < 3; ++s) {
     const size_t i = static_cast<size_t>(s);
@@ -34,11 +34,11 @@ std::unique_ptr<StageBranches> branch_stages(RunState& rs, int64_t rn1_bytes,
 
 Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, int64_t gw,
                        const std::function<Tensor(RunState&, int)>& stage,
-                       const std::vector<layers::FeatureFusionBlock>& refine) {
+                       const std::vector<layers::FeatureFusionBlock>& refine, bool lane0_first) {
   const int64_t rn1_bytes = b * features * dpt_stage_size(0, gh) * dpt_stage_size(0, gw) *
                             static_cast<int64_t>(dtype_nbytes(rs.ex.ctx.act_dtype(), 1));
   Reassembled r;
-  r.branches = branch_stages(rs, rn1_bytes, stage, refine);
+  r.branches = branch_stages(rs, rn1_bytes, stage, refine, lane0_first);
   r.rn.resize(4);
   if (r.branches) std::copy(r.branches->rn.begin(), r.branches->rn.end(), r.rn.begin());
   for (int s = r.branches ? 3 : 0; s < 4; ++s) {

@@ -56,13 +56,14 @@ constexpr int64_t kLaneMapBytes = int64_t{64} << 20;
 // units on lanes (`branches`) where they apply — a GPU, lane arenas, no dumps (read as the maps are made, in
 // order), rn1 of b × features maps on the gh × gw grid within kLaneMapBytes, DACPP_LANES unset — else one after the
 // other on the caller's lane (`branches` null). stage(rs, s) → rn_{s+1}, from the RunState it is given.
+// lane0_first: the head's chain on lane 0 is its critical path (ops::Lanes).
 struct Reassembled {
   std::vector<Tensor> rn;
   std::unique_ptr<StageBranches> branches;
 };
 Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, int64_t gw,
                        const std::function<Tensor(RunState&, int)>& stage,
-                       const std::vector<layers::FeatureFusionBlock>& refine);
+                       const std::vector<layers::FeatureFusionBlock>& refine, bool lane0_first);
 
 // The lateral input refinenet s + 1 of the chain `br` belongs to is given: its lateral unit's output from the lane
 // (joined first; pass lateral_done = true) with br, rn_{s+1} without.

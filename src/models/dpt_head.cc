@@ -137,10 +137,13 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
   {
     layers::ArenaScope refine_scope(ex.arena);
     // Stages 0-2 with their refinenets' lateral units depend neither on each other nor on the chain from stage 3:
-    // on a GPU they run on lanes of their own beside it; each lane is joined where its maps are first needed.
+    // on a GPU they run on lanes of their own beside it; each lane is joined where its maps are first needed. The
+    // chain is the critical path: its kernels go first where the lanes' run beside them (lane0_first; ~1 % off
+    // DA2-S / B, docs/PERFORMANCE.md version 1.16).
     detail::Reassembled r = detail::reassemble(
         rs, b, spec_.head.features, gh, gw,
-        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
+        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_,
+        /*lane0_first=*/true);
     const std::vector<Tensor>& rn = r.rn;
     detail::StageBranches* br = r.branches.get();
     const bool split = br != nullptr;

@@ -161,10 +161,12 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
   Tensor aux1 = want_rays ? ex.alloc({b, half, fh, fw}, "dualdpt.out1_aux") : Tensor();
   {
     layers::ArenaScope scope(ex.arena);
-    // Stages 0-2 and the main chain's lateral units on lanes of their own where they pay (detail::reassemble).
+    // Stages 0-2 and the main chain's lateral units on lanes of their own where they pay (detail::reassemble). No
+    // node priorities for lane 0 here: the same-command A/B had DA3-BASE / LARGE ~1 % slower with them (version 1.16).
     detail::Reassembled r = detail::reassemble(
         rs, b, cfg_.features, gh, gw,
-        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_);
+        [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_,
+        /*lane0_first=*/false);
     const std::vector<Tensor>& rn = r.rn;
     {
       layers::ArenaScope main_scope(ex.arena);

@@ -6,12 +6,12 @@
 
 namespace dacpp::ops {
 
-Lanes::Lanes(Context& ctx, int wanted) : ctx_(ctx) {
+Lanes::Lanes(Context& ctx, int wanted, bool lane0_first) : ctx_(ctx) {
   DACPP_CHECK(wanted >= 1, ErrorCode::Internal, "lanes: ", wanted, " wanted");
   if (ctx.device().is_cpu() || wanted == 1 || !cuda::lanes_enabled(ctx.cuda())) return;
   const int count = std::min(wanted, cuda::max_lanes());
   try {
-    cuda::fork_lanes(ctx.cuda(), count);
+    cuda::fork_lanes(ctx.cuda(), count, lane0_first);
   } catch (...) {
     cuda::end_lanes(ctx.cuda());
     throw;

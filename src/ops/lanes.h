@@ -22,8 +22,10 @@ namespace dacpp::ops {
 class Lanes {
  public:
   // Makes `wanted` lanes (lane 0 included) available; count() may be fewer (1 on the CPU or with DACPP_LANES=0).
+  // lane0_first: lane 0 holds the forward's critical path, so where branches run at once the GPU should give its
+  // free multiprocessors to lane 0's kernels first (a captured graph's node priorities; cuda::fork_lanes).
   // Throws Internal when lanes are already forked on ctx.
-  Lanes(Context& ctx, int wanted);
+  Lanes(Context& ctx, int wanted, bool lane0_first = false);
   // Joins every lane into lane 0 and returns to it (also when unwinding after an error).
   ~Lanes();
   Lanes(const Lanes&) = delete;

@@ -3,6 +3,8 @@
 // (typed error, context usable afterwards) and a real out-of-memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -204,6 +206,65 @@ TEST_F(CudaRuntimeTest, LanesBranchInACaptureAndJoinBack) {
   ASSERT_EQ(unsetenv("DACPP_LANES"), 0);
   EXPECT_EQ(ops::Lanes(off, 4).count(), 1);
   EXPECT_EQ(ops::Lanes(cpu, 4).count(), 1);
+}
+
+// Node priorities (CudaContext::fork_lanes): a capture whose fork asks for lane 0 first is instantiated to keep its
+// kernels' stream priorities — lane 0's kernels above the side lane's — and replays to the serial result; a fork
+// that does not ask, a later capture without a fork, and DACPP_LANE_PRIORITY=0 keep none.
+TEST_F(CudaRuntimeTest, LaneZeroFirstKeepsNodePriorities) {
+  if (IsSkipped()) return;
+  Tensor xh = test::random_tensor({64, 96}, 41, 1.f, "x");
+  Tensor x = to_device(xh, DType::F32);
+  Tensor g = nan_output({64, 96}, DType::F32, "g"), r = nan_output({64, 96}, DType::F32, "r");
+  Tensor sum = nan_output({64, 96}, DType::F32, "sum");
+  const auto enqueue = [&](ops::Context& on_ctx, bool lane0_first) {
+    ops::Lanes lanes(on_ctx, 2, lane0_first);
+    {
+      const auto on = lanes.on(1);
+      ops::unary(on_ctx, ops::Unary::Gelu, x, g);
+    }
+    ops::unary(on_ctx, ops::Unary::Relu, x, r);
+    lanes.join(1);
+    ops::add(on_ctx, g, r, sum);
+  };
+  ops::Context cpu(Device::cpu(), 1);
+  Tensor gw = test::output_tensor({64, 96}), rw = test::output_tensor({64, 96}), sw = test::output_tensor({64, 96});
+  ops::unary(cpu, ops::Unary::Gelu, xh, gw);
+  ops::unary(cpu, ops::Unary::Relu, xh, rw);
+  ops::add(cpu, gw, rw, sw);
+  const auto capture = [&](ops::Context& on_ctx, bool lane0_first) {
+    enqueue(on_ctx, lane0_first);  // eager first: the lanes' streams are made outside a capture
+    cuda::begin_capture(on_ctx.cuda());
+    enqueue(on_ctx, lane0_first);
+    return cuda::end_capture(on_ctx.cuda());
+  };
+  int least = 0, greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+
+  cuda::GraphPtr first = capture(ctx(), true);
+  EXPECT_TRUE(cuda::keeps_node_priorities(*first));
+  const std::vector<int> p = cuda::kernel_node_priorities(*first);
+  ASSERT_FALSE(p.empty());
+  if (least != greatest) {  // a GPU with stream priorities: the side lane's GELU below lane 0's ReLU and add
+    EXPECT_EQ(std::count(p.begin(), p.end(), least), 1);
+    EXPECT_EQ(std::count(p.begin(), p.end(), greatest), static_cast<std::ptrdiff_t>(p.size()) - 1);
+  }
+  for (Tensor* t : {&g, &r, &sum}) {  // NaN into the buffers the graph holds: the replay must rewrite them
+    const Tensor nan = test::output_tensor(t->shape(), t->name());
+    cuda::copy(ctx().cuda(), nan, *t);
+  }
+  cuda::launch(ctx().cuda(), *first);
+  expect_close(sum, sw, DType::F32, "lane 0 first: sum");
+
+  EXPECT_FALSE(cuda::keeps_node_priorities(*capture(ctx(), false)));
+  cuda::begin_capture(ctx().cuda());
+  ops::unary(ctx(), ops::Unary::Relu, x, r);
+  EXPECT_FALSE(cuda::keeps_node_priorities(*cuda::end_capture(ctx().cuda())));
+
+  ASSERT_EQ(setenv("DACPP_LANE_PRIORITY", "0", 1), 0);
+  ops::Context off(Device::cuda(0), 1);
+  ASSERT_EQ(unsetenv("DACPP_LANE_PRIORITY"), 0);
+  EXPECT_FALSE(cuda::keeps_node_priorities(*capture(off, true)));
 }
 
 // Scratch generations: a buffer no graph capture saw is released when a larger one replaces it; one that a capture

@@ -2,7 +2,8 @@
 // CUDA Runner owns is bounded (CUDA graphs, cuBLASLt plans, pos-embed / RoPE / UV tables), the activation arena and
 // the op scratch only grow to the largest geometry, and converted biases are per weight: after a warm-up round
 // over all sizes, the runner's live device bytes and the GPU's used memory stay flat.
-// Run from the repository root (DA2: tests/fixtures/tiny-da2.gguf; DA3 any-view: the da3small_tiny fixture).
+// Run from the repository root (DA2: tests/fixtures/tiny-da2.gguf; DA3 any-view: the da3small_tiny fixture), with
+// no other process on the GPU: the used memory is the device's (cudaMemGetInfo), so a co-tenant's growth fails it.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -35,12 +35,19 @@ CudaContext::CudaContext(int device_index) : device_index_(device_index) {
   pdl_ = sm_version_ >= 90 && (pdl_env == nullptr || std::string(pdl_env) != "0");
   const char* lanes_env = std::getenv("DACPP_LANES");
   lanes_enabled_ = lanes_env == nullptr || std::string(lanes_env) != "0";
+  const char* priority_env = std::getenv("DACPP_LANE_PRIORITY");
+  lane_priority_ = priority_env == nullptr || std::string(priority_env) != "0";
   device_name_ = prop.name;
   allocator_ = std::make_unique<DeviceAllocator>(device_index);
   gemm_plans_ = std::make_unique<GemmPlans>();
   try {
-    DACPP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "CUDA context: create stream on cuda:",
+    // Lane 0 at the greatest priority, the side lanes (made by fork_lanes) at the least: in a graph that keeps them,
+    // free multiprocessors go to lane 0's blocks first where branches run beside its chain (fork_lanes).
+    int greatest = 0;
+    DACPP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least_priority_, &greatest), "CUDA context: stream priorities of cuda:",
                      device_index);
+    DACPP_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest),
+                     "CUDA context: create stream on cuda:", device_index);
     DACPP_CUBLAS_CHECK(cublasLtCreate(&lt_), "CUDA context: cublasLtCreate on cuda:", device_index);
     workspace_ = allocator_->allocate(kWorkspaceBytes, "cuBLASLt workspace");
     workspace_bytes_ = kWorkspaceBytes;
@@ -113,7 +120,7 @@ void* CudaContext::workspace(size_t bytes) {
   return grow(lanes_[static_cast<size_t>(lane_)].workspace, bytes, "cuBLASLt workspace of a lane");
 }
 
-void CudaContext::fork_lanes(int count) {
+void CudaContext::fork_lanes(int count, bool lane0_first) {
   DACPP_CHECK(count >= 1 && count <= kLanes && forked_count_ == 1 && lane_ == 0, ErrorCode::Internal,
               "CUDA lanes: fork of ", count, " (", forked_count_, " forked, lane ", lane_, ")");
   // The streams and events are made outside a capture (by the eager pass before it); a capture that finds them
@@ -126,7 +133,8 @@ void CudaContext::fork_lanes(int count) {
     for (int i = 1; i < count; ++i) {
       Lane& lane = lanes_[i];
       if (!lane.stream)
-        DACPP_CUDA_CHECK(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "CUDA lanes: create stream");
+        DACPP_CUDA_CHECK(cudaStreamCreateWithPriority(&lane.stream, cudaStreamNonBlocking, least_priority_),
+                         "CUDA lanes: create stream");
       if (!lane.done)
         DACPP_CUDA_CHECK(cudaEventCreateWithFlags(&lane.done, cudaEventDisableTiming), "CUDA lanes: create event");
     }
@@ -134,6 +142,7 @@ void CudaContext::fork_lanes(int count) {
   }
   forked_count_ = count;
   concurrent_ = capturing_ && ready && count > 1;
+  if (concurrent_ && lane0_first && lane_priority_) capture_priority_ = true;
 }
 
 void CudaContext::set_lane(int lane) {
@@ -251,8 +260,8 @@ bool lanes_enabled(CudaContext& ctx) {
 int max_lanes() {
   return CudaContext::kLanes;
 }
-void fork_lanes(CudaContext& ctx, int count) {
-  ctx.fork_lanes(count);
+void fork_lanes(CudaContext& ctx, int count, bool lane0_first) {
+  ctx.fork_lanes(count, lane0_first);
 }
 void set_lane(CudaContext& ctx, int lane) {
   ctx.set_lane(lane);

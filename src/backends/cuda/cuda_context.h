@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/device_allocator.h"
@@ -94,7 +95,14 @@ class CudaContext {
   // error: a failure is left to the capture's end to report).
   static constexpr int kLanes = 4;
   bool lanes_enabled() const { return lanes_enabled_; }  // unless DACPP_LANES=0
-  void fork_lanes(int count);
+  // Lane 0's stream has the greatest priority, the side lanes' the least. A graph keeps its kernels' stream
+  // priorities (lane 0's blocks take free multiprocessors first) when a fork during its capture asked for it
+  // (lane0_first: lane 0 holds the critical path) — unless DACPP_LANE_PRIORITY=0 (for A/B runs). Same-command A/B
+  // (docs/PERFORMANCE.md, version 1.16): DA2-S / B ~1 % faster with it, DA3's DualDPT head ~1 % slower, so only
+  // DptHead asks.
+  void fork_lanes(int count, bool lane0_first);
+  // Whether the capture now ending asked for node priorities; resets the request.
+  bool take_capture_priority() { return std::exchange(capture_priority_, false); }
   void set_lane(int lane);
   void join_lane(int lane);
   void end_lanes() noexcept;
@@ -103,6 +111,7 @@ class CudaContext {
   // beginning on may be in a graph.
   void note_capture(bool active) {
     capturing_ = active;
+    if (active) capture_priority_ = false;
     ++capture_epoch_;
   }
 
@@ -171,6 +180,9 @@ class CudaContext {
   bool hopper_mma_ = false;
   bool pdl_ = false;
   bool lanes_enabled_ = true;
+  bool lane_priority_ = true;
+  bool capture_priority_ = false;  // a fork of this capture asked for node priorities
+  int least_priority_ = 0;         // the side lanes' streams' (cudaDeviceGetStreamPriorityRange)
   std::string device_name_;
   std::unique_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<GemmPlans> gemm_plans_;

@@ -56,6 +56,10 @@ GraphPtr end_capture(CudaContext& ctx);
 void abort_capture(CudaContext& ctx) noexcept;
 // Enqueues a replay of g on ctx's stream.
 void launch(CudaContext& ctx, const Graph& g);
+// Whether g was instantiated to keep its kernel nodes' priorities (CudaContext::fork_lanes), and the priority each
+// kernel node carries, in the graph's node order (for tests).
+bool keeps_node_priorities(const Graph& g);
+std::vector<int> kernel_node_priorities(const Graph& g);
 // CudaContext::pinned: page-locked host staging memory of ctx (>= bytes, valid until the next call), or nullptr.
 void* pinned_staging(CudaContext& ctx, size_t bytes);
 // Mean GPU milliseconds per replay of g over `reps` replays after one warm-up (CUDA events; waits for them).
@@ -66,7 +70,8 @@ float time_replays_ms(CudaContext& ctx, const Graph& g, int reps);
 bool lanes_enabled(CudaContext& ctx);
 // At most this many lanes (lane 0 included).
 int max_lanes();
-void fork_lanes(CudaContext& ctx, int count);
+// lane0_first: CudaContext::fork_lanes.
+void fork_lanes(CudaContext& ctx, int count, bool lane0_first);
 void set_lane(CudaContext& ctx, int lane);
 void join_lane(CudaContext& ctx, int lane);
 void end_lanes(CudaContext& ctx) noexcept;

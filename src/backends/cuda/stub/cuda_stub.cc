@@ -29,6 +29,8 @@ void begin_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
 GraphPtr end_capture(CudaContext&) { no_cuda("CUDA graph capture"); }
 void abort_capture(CudaContext&) noexcept {}
 void launch(CudaContext&, const Graph&) { no_cuda("CUDA graph launch"); }
+bool keeps_node_priorities(const Graph&) { no_cuda("CUDA graph"); }
+std::vector<int> kernel_node_priorities(const Graph&) { no_cuda("CUDA graph"); }
 float time_replays_ms(CudaContext&, const Graph&, int) { no_cuda("CUDA graph replay timing"); }
 void* pinned_staging(CudaContext&, size_t) { no_cuda("pinned staging memory"); }
 void copy_async(CudaContext&, const Tensor&, Tensor&) { no_cuda("copy_async"); }
@@ -39,7 +41,7 @@ bool lanes_enabled(CudaContext&) {
 int max_lanes() {
   return 1;
 }
-void fork_lanes(CudaContext&, int) {
+void fork_lanes(CudaContext&, int, bool) {
   no_cuda("cuda::fork_lanes");
 }
 void set_lane(CudaContext&, int) {
