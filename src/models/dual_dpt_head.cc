@@ -5,6 +5,7 @@
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
 #include "models/uv_embed.h"
+#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 #include "ops/resize_rows.h"
@@ -84,14 +85,25 @@ Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh,
 }
 
 Tensor DualDptHead::fuse(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain,
-                         const std::vector<Tensor>& rn, detail::StageBranches* br) const {
+                         const std::vector<Tensor>& rn, detail::StageBranches* br, const layers::Conv2d* out1,
+                         Tensor* o1) const {
   // rn1..rn4 → refinenet4 .. refinenet1 → [S, F, 2·h1, 2·w1]
   layers::Exec& ex = rs.ex;
   const bool split = br != nullptr;
   Tensor path = chain[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
   path = chain[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
   path = chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
-  return chain[0].forward(ex, path, detail::lateral_input(br, rn, 0), 0, 0, split);
+  const Tensor lateral1 = detail::lateral_input(br, rn, 0);
+  if (out1 != nullptr && ops::conv2d_upsampled_fused(ex.ctx, path, out1->weight(), *o1)) {
+    // refinenet1's ×2 upsample happens inside out1's conv (as DptHead's): the 2× map is never stored.
+    const Tensor small = chain[0].forward_unresized(ex, path, lateral1, split);
+    ops::conv2d_upsampled(ex.ctx, small, out1->weight(), out1->bias(), *o1);
+    return Tensor();
+  }
+  path = chain[0].forward(ex, path, lateral1, 0, 0, split);
+  if (out1 == nullptr) return path;
+  out1->forward_into(ex, path, *o1);
+  return Tensor();
 }
 
 void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const {
@@ -170,7 +182,7 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
     const std::vector<Tensor>& rn = r.rn;
     {
       layers::ArenaScope main_scope(ex.arena);
-      out1_->forward_into(ex, fuse(rs, refine_, rn, r.branches.get()), o1);
+      fuse(rs, refine_, rn, r.branches.get(), &*out1_, &o1);
     }
     r.branches.reset();  // every lane joined: lane 0 from here on
     if (want_rays) {

@@ -5,6 +5,8 @@
 // ops::conv2d_upsampled likewise.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "backends/cuda/cuda_ops_nn.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
@@ -134,8 +136,10 @@ TEST_F(UpsampleConvHeadRefusalTest, OperandsTheKernelLacksAreUnsupported) {
   expect_unsupported(DType::BF16, 64, 16, "16 hidden channels");
 }
 
-// ops::conv2d_upsampled (the Hopper TMA conv whose padded input copy is made by upsampling x on the fly) against
-// the CPU (resize, then conv) and the unfused CUDA ops, where this GPU and build run it fused.
+// ops::conv2d_upsampled (the Hopper TMA conv whose padded input copy is made by upsampling x on the fly, or taps
+// first: a GEMM at the source resolution, then the blends, whichever the tuner finds faster) against the CPU
+// (resize, then conv) and the unfused CUDA ops, where this GPU and build run it fused; and each path on its own
+// (cuda::conv2d_upsampled_tma / conv2d_upsampled_taps) wherever that path applies.
 struct UpConvCase {
   int64_t n, c, h, w, oh, ow, o;
   bool bias, relu;
@@ -157,28 +161,39 @@ TEST_P(Conv2dUpsampledCudaTest, MatchesCpuAndTheUnfusedOps) {
   Tensor bd = k.bias ? to_device(b, DType::F32) : Tensor();
   Tensor y = nan_output({k.n, k.o, k.oh, k.ow}, k.dt);
   const ops::Activation act = k.relu ? ops::Activation::Relu : ops::Activation::None;
-  if (!ops::conv2d_upsampled_fused(ctx(), xd, wd, y)) {
+  const cuda::Epilogue e = k.relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+  const bool fused = ops::conv2d_upsampled_fused(ctx(), xd, wd, y);
+  const bool taps = cuda::conv2d_upsampled_taps_refusal(xd, wd, y, e).empty();
+  if (!fused) {
     try {
       ops::conv2d_upsampled(ctx(), xd, wd, bd, y, act);
       ADD_FAILURE() << "conv2d_upsampled ran where conv2d_upsampled_fused says it cannot";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ErrorCode::Unsupported) << err.what();
     }
-    GTEST_SKIP() << "no sm_90 GPU with an sm_90a build: the fused upsampled conv does not run here";
   }
-  ops::conv2d_upsampled(ctx(), xd, wd, bd, y, act);
+  if (!fused && !taps) GTEST_SKIP() << "neither the TMA conv (an sm_90 GPU, an sm_90a build) nor taps first applies";
 
   ops::Context cpu(Device::cpu());
   Tensor want = test::output_tensor({k.n, k.o, k.oh, k.ow});
   ops::conv2d_upsampled(cpu, x, w, b, want, act);
-  expect_close(y, want, k.dt, "conv2d_upsampled vs the CPU");
-
   Tensor up = nan_output({k.n, k.c, k.oh, k.ow}, k.dt, "up");
   ops::resize_bilinear(ctx(), xd, up, /*align_corners=*/true);
-  Tensor y2 = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "y2");
-  ops::conv2d(ctx(), up, wd, bd, y2, ops::Conv2dParams{1, 1, 1, 1}, act);
-  const test::Diff d = test::diff(to_host(y), to_host(y2));
-  EXPECT_LE(d.rel_l2, 5e-3) << "fused vs resize + conv2d on CUDA";
+  Tensor unfused = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "unfused");
+  ops::conv2d(ctx(), up, wd, bd, unfused, ops::Conv2dParams{1, 1, 1, 1}, act);
+  const Tensor unfused_host = to_host(unfused);
+  const auto check = [&](const char* path, const std::function<void(Tensor&)>& run) {
+    Tensor got = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "y");
+    run(got);
+    expect_close(got, want, k.dt, std::string(path) + " vs the CPU");
+    const test::Diff d = test::diff(to_host(got), unfused_host);
+    EXPECT_LE(d.rel_l2, 5e-3) << path << " vs resize + conv2d on CUDA";
+  };
+  if (fused) {
+    check("conv2d_upsampled", [&](Tensor& out) { ops::conv2d_upsampled(ctx(), xd, wd, bd, out, act); });
+    check("tma", [&](Tensor& out) { cuda::conv2d_upsampled_tma(ctx().cuda(), xd, wd, bd, out, e); });
+  }
+  if (taps) check("taps first", [&](Tensor& out) { cuda::conv2d_upsampled_taps(ctx().cuda(), xd, wd, bd, out, e); });
 }
 
 std::string upconv_name(const ::testing::TestParamInfo<UpConvCase>& i) {
@@ -190,6 +205,9 @@ std::string upconv_name(const ::testing::TestParamInfo<UpConvCase>& i) {
 std::vector<UpConvCase> upconv_cases() {
   return {
       {1, 256, 148, 148, 296, 296, 128, true, false, DType::BF16},  // DA2-L's out1 after refinenet1
+      {1, 128, 148, 148, 296, 296, 64, true, false, DType::BF16},   // DA2-B's
+      {1, 64, 74, 74, 148, 148, 32, true, false, DType::F16},       // DA2-S-like 64 -> 32: taps first only
+      {3, 40, 21, 17, 40, 33, 96, true, true, DType::BF16},         // batch 3, three chunks of 32: taps first only
       {2, 64, 19, 23, 40, 50, 64, true, true, DType::F16},          // batch 2, odd ×2.1 upsample, 64 channels
       {1, 128, 37, 37, 74, 74, 128, false, true, DType::BF16},      // no bias, ReLU
       {1, 64, 5, 7, 5, 7, 64, true, false, DType::BF16},            // identity resize
@@ -220,6 +238,25 @@ TEST_F(UpsampleConvHeadRefusalTest, UpsampledConvOperandsItLacksAreUnsupported) 
   expect(DType::F32, 64, 64, "f32");
   expect(DType::BF16, 32, 64, "32 input channels");
   expect(DType::BF16, 64, 96, "96 output channels");
+  // Taps first on its own: each reason it refuses, named.
+  const auto expect_taps = [&](int64_t c, int64_t o, int64_t h, int64_t oh, cuda::Epilogue act, const char* what) {
+    Tensor x = test::random_tensor({1, c, h, h}, 1, 1.f, "x");
+    Tensor w = test::random_tensor({o, c, 3, 3}, 2, 1.f, "w");
+    Tensor xd = to_device(x, DType::BF16), wd = to_device(w, DType::BF16);
+    Tensor y = nan_output({1, o, oh, oh}, DType::BF16);
+    EXPECT_FALSE(cuda::conv2d_upsampled_taps_refusal(xd, wd, y, act).empty()) << what;
+    try {
+      cuda::conv2d_upsampled_taps(ctx().cuda(), xd, wd, Tensor(), y, act);
+      ADD_FAILURE() << "taps first accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("taps first"), std::string::npos) << e.what();
+    }
+  };
+  expect_taps(64, 48, 4, 8, cuda::Epilogue::None, "48 output channels");
+  expect_taps(36, 64, 4, 8, cuda::Epilogue::None, "36 input channels");
+  expect_taps(64, 64, 4, 8, cuda::Epilogue::Gelu, "a GELU epilogue");
+  expect_taps(64, 64, 8, 8, cuda::Epilogue::None, "no upsampling (scale 1)");
 }
 
 }  // namespace

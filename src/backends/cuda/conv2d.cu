@@ -1208,6 +1208,31 @@ void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Te
   const std::string why = conv2d_upsampled_refusal(c, x, w, y);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda): ", why);
   if (y.numel() == 0) return;
+  if (!conv2d_upsampled_taps_refusal(x, w, y, act).empty()) return conv2d_upsampled_tma(c, x, w, bias, y, act);
+  // Both apply: which is faster depends on the channels and the map sizes (DA2-L's 148² 256 -> 296² 128: the TMA
+  // conv's 52 GFLOP against taps first's 13 GFLOP GEMM and its blends), timed on first use of the shape.
+  c.make_current();
+  const std::string key = str_cat("conv2d_upsampled,", dtype_name(x.dtype()), ",", x.dim(0), ",", x.dim(1), ",",
+                                  x.dim(2), ",", x.dim(3), ",", w.dim(0), ",", y.dim(2), ",", y.dim(3), ",",
+                                  static_cast<int>(act), ",", bias.defined() ? 1 : 0);
+  const auto run = [&](int i) {
+    if (i == 0) return conv2d_upsampled_tma(c, x, w, bias, y, act);
+    conv2d_upsampled_taps(c, x, w, bias, y, act);
+  };
+  run(tuned_choice(
+      c, key, 2, 0,
+      [&](int i) {
+        run(i);
+        return true;
+      },
+      3, [](int i) { return std::string(i == 0 ? "tma" : "taps first"); }));
+}
+
+void conv2d_upsampled_tma(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                          Epilogue act) {
+  const std::string why = conv2d_upsampled_refusal(c, x, w, y);
+  DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda, tma): ", why);
+  if (y.numel() == 0) return;
   // make_args on the source x, then the conv's input is the upsampled map: y's size.
   ConvArgs a = make_args(x, w, y, ConvGeometry{1, 1, 1, 1}, act);
   a.h = a.oh;

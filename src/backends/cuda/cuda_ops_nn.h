@@ -35,8 +35,22 @@ void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
 // w [O, C, 3, 3], y [N, O, H, W]; the upsampled map is never stored (the Hopper TMA conv's padded copy is made from
 // x directly). conv2d_upsampled_refusal: why these operands cannot run so ("" when they can: an sm_90 GPU with an
 // sm_90a build, bf16 / f16, C and O multiples of 64); conv2d_upsampled throws Unsupported with that reason.
+// Where these operands also suit taps first (below), the faster of the two for the shape is timed on first use.
 std::string conv2d_upsampled_refusal(const CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& y);
 void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+// The same conv taps first, as upsample_conv_head's second path: z = the 3×3 conv's 9 · O channel mixes of x at the
+// source resolution (one cuBLASLt GEMM; w reordered once per weight into chunks of 32 output channels), then each
+// output pixel's nine taps blended bilinearly from z, + bias, act, per chunk of 32 output channels. Any GPU;
+// conv2d_upsampled_taps_refusal says why it cannot run these operands ("" when it can: bf16 / f16, C % 8 == 0,
+// O % 32 == 0, act None or ReLU, (in - 1) / (out - 1) <= 10 / 17 per axis, one image's z within 256 MiB);
+// conv2d_upsampled_taps throws Unsupported with that reason. The values differ from the TMA conv's by rounding
+// only (z is rounded to x's dtype where the upsampled map was).
+std::string conv2d_upsampled_taps_refusal(const Tensor& x, const Tensor& w, const Tensor& y, Epilogue act);
+void conv2d_upsampled_taps(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                           Epilogue act);
+// conv2d_upsampled on the TMA conv only (tests, benchmarks); Unsupported where conv2d_upsampled_refusal says so.
+void conv2d_upsampled_tma(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                          Epilogue act);
 // x: [N, C, H, W], w: [C, O, K, K] (torch layout), bias: [O] f32 or undefined, y: [N, O, (H-1)s+K, (W-1)s+K].
 void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
 // x: [B, H, N, D] rotated in place (DA3 RoPE 2D, see ops/rope.h); positions: [N, 2] i32 (row, column) on the

@@ -32,6 +32,9 @@
 // resolution, then a blend kernel. Neither path applies everywhere the other does; where both do, the faster one
 // for the shape is timed on first use (DA2-L's 128 channels at 296² → 518²: taps first, 73 against 113 µs; DA2-S's
 // 32 and DA2-B's 64 channels: the fused kernel).
+// Taps first also serves conv2d_upsampled (cuda_ops_nn.h: a 3×3 conv of an upsampled map to O channels, no head
+// epilogue), 32 output channels per block: the DPT heads' out1, which takes refinenet1's ×2 upsample (DA2-L's
+// 148² 256 → 296² 128: 89 µs against the TMA conv's 151, tuned per shape in conv2d.cu).
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -442,20 +445,31 @@ __device__ __forceinline__ void blend8(float* acc, const uint4& v00, const uint4
   }
 }
 
-// Block: a 16 × 16 output tile of one image, a thread per pixel. The source patch its taps reach (≤ 13 × 13 pixels,
-// all 288 channels) is staged in shared memory once; then each thread sums its nine taps' bilinear blends into 32
-// f32 hidden channels and applies the fused kernel's epilogue. (Staging it in three phases, one per kernel row, so
+// What the blend kernel reads and writes beside the head's Args: z's channels per pixel (9 · 32 · chunks), the
+// chunks of 32 output channels (blockIdx.z = image · chunks + chunk; chunk j's 288 channels start at j · 288 in a
+// pixel's), and for a conv (not the head's epilogue) whether to apply ReLU.
+struct Blend {
+  int z_channels = kChannels;
+  int chunks = 1;
+  int relu = 0;
+};
+
+// Block: a 16 × 16 output tile of one image, a thread per pixel, for 32 output channels. The source patch its taps
+// reach (≤ 13 × 13 pixels, the chunk's 288 channels) is staged in shared memory once; then each thread sums its nine
+// taps' bilinear blends into 32 f32 channels. kHead: the fused kernel's epilogue (+ b3, ReLU, the 1×1 conv to one
+// channel, + b1); otherwise a conv's (+ bias, optional ReLU, the 32 channels stored to NCHW y). (Staging it in three phases, one per kernel row, so
 // that the first row's blends start while the others load, measured slower: 50 → 59 µs at DA2-L's 518².)
-template <typename T>
+template <typename T, bool kHead>
 __global__ void __launch_bounds__(kThreads, 2)
     upsample_taps_kernel(const T* __restrict__ z, const float* __restrict__ b3, const T* __restrict__ w1,
-                         const float* __restrict__ b1, T* __restrict__ y, head::Args a) {
+                         const float* __restrict__ b1, T* __restrict__ y, head::Args a, Blend bl) {
   extern __shared__ uint4 taps_smem[];
   unsigned char* patch = reinterpret_cast<unsigned char*>(taps_smem);
   __shared__ head::Tap rows[kSpan], cols[kSpan];
   __shared__ float bias3[head::kHidden], proj[head::kHidden];
   const int tid = threadIdx.x;
-  const int oy0 = blockIdx.y * kTile, ox0 = blockIdx.x * kTile, n = blockIdx.z;
+  const int oy0 = blockIdx.y * kTile, ox0 = blockIdx.x * kTile;
+  const int n = kHead ? blockIdx.z : blockIdx.z / bl.chunks, chunk = kHead ? 0 : blockIdx.z % bl.chunks;
   if (tid < kSpan) rows[tid] = head::make_tap(a.h, a.scale_h, oy0 - 1 + tid, a.oh);
   if (tid >= 32 && tid < 32 + kSpan) cols[tid - 32] = head::make_tap(a.w, a.scale_w, ox0 - 1 + tid - 32, a.ow);
   __syncthreads();
@@ -467,18 +481,19 @@ __global__ void __launch_bounds__(kThreads, 2)
   // (DA2-L's 518², 50.7 µs: Nsight Compute counts 35 M instructions issued, 70 % of issue slots, nearly all the
   // blends' conversions and FMAs — yet the blends on tensor cores, a few times fewer instructions, took as long:
   // what holds it is each block's ~98 KB patch, about half of it from DRAM. docs/PERFORMANCE.md, version 1.15.)
-  constexpr int kChunks = kChannels / 8;  // 16-byte chunks per pixel
-  const T* img = z + (static_cast<long long>(n) * a.h * a.w + static_cast<long long>(r0) * a.w + c0) * kChannels;
+  constexpr int kChunks = kChannels / 8;   // 16-byte chunks per pixel and output chunk
+  const int zc = kHead ? kChannels : bl.z_channels;  // z's channels per pixel (a constant for the head)
+  const T* img = z + (static_cast<long long>(n) * a.h * a.w + static_cast<long long>(r0) * a.w + c0) * zc +
+                 chunk * kChannels;
   for (int i = tid; i < kPatch * kPatch * kChunks; i += kThreads) {
     const int pix = i / kChunks, ch = i - pix * kChunks, pr = pix / kPatch, pc = pix - pr * kPatch;
     if (pr < ph && pc < pw)
-      mma::cp_async16(patch + pix * kPixelBytes + ch * 16,
-                      img + (static_cast<long long>(pr) * a.w + pc) * kChannels + ch * 8);
+      mma::cp_async16(patch + pix * kPixelBytes + ch * 16, img + (static_cast<long long>(pr) * a.w + pc) * zc + ch * 8);
   }
   mma::cp_async_commit();
   if (tid < head::kHidden) {
-    bias3[tid] = b3 ? b3[tid] : 0.f;
-    proj[tid] = mma::to_float(w1[tid]);
+    bias3[tid] = b3 ? b3[chunk * head::kHidden + tid] : 0.f;
+    if constexpr (kHead) proj[tid] = mma::to_float(w1[tid]);
   }
   const int ty = tid / kTile, tx = tid % kTile;
   mma::cp_async_wait<0>();
@@ -512,52 +527,94 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   const int oy = oy0 + ty, ox = ox0 + tx;
   if (oy >= a.oh || ox >= a.ow) return;
-  float s = 0.f;
+  if constexpr (kHead) {
+    float s = 0.f;
 #pragma unroll
-  for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + bias3[m], 0.f) * proj[m];
-  y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + (b1 ? __ldg(b1) : 0.f));
+    for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + bias3[m], 0.f) * proj[m];
+    y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + (b1 ? __ldg(b1) : 0.f));
+  } else {
+    const long long plane = static_cast<long long>(a.oh) * a.ow;
+    T* out = y + (static_cast<long long>(n) * bl.chunks + chunk) * head::kHidden * plane +
+             static_cast<long long>(oy) * a.ow + ox;
+#pragma unroll
+    for (int m = 0; m < head::kHidden; ++m) {
+      const float v = acc[m] + bias3[m];
+      out[m * plane] = mma::from_float<T>(bl.relu ? fmaxf(v, 0.f) : v);
+    }
+  }
 }
 
-// z for images [n0, n0 + nb) by cuBLASLt (column-major: z_n as [288, P] = W^T-stored [C, 288]^T · x_n-stored
-// [P, C]^T), then the blend kernel; images in chunks so that z stays within kZBytes of scratch.
+// z for images [n0, n0 + nb) by cuBLASLt (column-major: z_n as [Z, P] = W^T-stored [C, Z]^T · x_n-stored [P, C]^T,
+// Z = 288 · chunks channels per pixel from wt [Z][C]), then the blend kernel; images in chunks so that z stays within
+// kZBytes of scratch. b3: the head's b3 or the conv's bias (f32, or null).
 constexpr size_t kZBytes = size_t{256} << 20;
 
-template <typename T>
-void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
-            Tensor& y) {
-  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w3);
+template <typename T, bool kHead>
+void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const float* b3, const T* w1, const float* b1,
+         Tensor& y, bool relu, const char* what) {
   const head::Args a = head::args_of(x, y);
+  const Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
   const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
-  const size_t per_image = sizeof(T) * static_cast<size_t>(p) * kChannels;
+  const size_t per_image = sizeof(T) * static_cast<size_t>(p) * static_cast<size_t>(bl.z_channels);
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(kZBytes / per_image)));
-  auto* kernel = &upsample_taps_kernel<T>;
-  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
-                   "upsample_conv_head taps: shared memory of ", kSmem, " bytes");
-  T* zbuf = static_cast<T*>(c.scratch(per_image * static_cast<size_t>(chunk), "upsample_conv_head taps z"));
+  auto* kernel = &upsample_taps_kernel<T, kHead>;
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), what,
+                   " taps: shared memory of ", kSmem, " bytes");
+  T* zbuf = static_cast<T*>(c.scratch(per_image * static_cast<size_t>(chunk), what));
+  const int64_t y_image = y.dim(1) * a.oh * a.ow;
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     const int64_t nb = std::min(chunk, n - n0);
     GemmSpec s;
-    s.m = kChannels;
+    s.m = bl.z_channels;
     s.n = p;
     s.k = a.c;
     s.trans_a = true;
     s.lda = a.c;
     s.trans_b = true;
     s.ldb = p;
-    s.ldd = kChannels;
+    s.ldd = bl.z_channels;
     s.batch = nb;
     s.stride_a = 0;
     s.stride_b = a.c * p;
-    s.stride_d = kChannels * p;
+    s.stride_d = bl.z_channels * p;
     s.dtype = x.dtype();
-    gemm(c, s, wt.get(), static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, "upsample_conv_head taps z");
+    gemm(c, s, wt, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
     const dim3 grid(static_cast<unsigned>((a.ow + kTile - 1) / kTile),
-                    static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb));
-    launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf,
-                  b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr, static_cast<const T*>(w1.raw()),
-                  b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr,
-                  static_cast<T*>(y.raw()) + n0 * a.oh * a.ow, a);
+                    static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb * chunks));
+    launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf, b3, w1, b1,
+                  static_cast<T*>(y.raw()) + n0 * y_image, a, bl);
   }
+}
+
+template <typename T>
+void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
+            Tensor& y) {
+  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w3);
+  run<T, true>(c, x, wt.get(), 1, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
+               static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, y, false,
+               "upsample_conv_head taps z");
+}
+
+constexpr int kDerivedChunkTaps = 5;  // CudaContext::derived kind: a conv's w as [O / 32][tap][32][C]
+
+// conv2d_upsampled taps first: w [O, C, 3, 3] as rows (j · 9 + tap) · 32 + m = w[32 j + m, :, tap] (made once per
+// weight), so that output chunk j's 288 rows of z are consecutive in each pixel's.
+template <typename T>
+void launch_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, bool relu) {
+  const int o = static_cast<int>(w.dim(0)), ch = static_cast<int>(w.dim(1)), chunks = o / head::kHidden;
+  const long long chunk_n = 9LL * head::kHidden * ch;
+  const std::shared_ptr<const void> wt = c.derived(
+      w, kDerivedChunkTaps, sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks),
+      [&](void* dst) {
+        for (int j = 0; j < chunks; ++j) {
+          conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
+              static_cast<const T*>(w.raw()) + j * chunk_n, static_cast<T*>(dst) + j * chunk_n, head::kHidden, ch);
+          DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled tap weights");
+        }
+      },
+      "conv2d_upsampled tap weights");
+  run<T, false>(c, x, wt.get(), chunks, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, nullptr,
+                nullptr, y, relu, "conv2d_upsampled taps z");
 }
 
 }  // namespace taps
@@ -644,6 +701,29 @@ void upsample_conv_head_path(CudaContext& c, HeadPath path, const Tensor& x, con
   run_path(c, path, x, w3, b3, w1, b1, y);
 }
 
+std::string conv2d_upsampled_taps_refusal(const Tensor& x, const Tensor& w, const Tensor& y, Epilogue act) {
+  if (x.dtype() != DType::BF16 && x.dtype() != DType::F16) return str_cat("dtype ", dtype_name(x.dtype()));
+  if (w.dim(2) != 3 || w.dim(3) != 3) return str_cat("a ", w.dim(2), "x", w.dim(3), " kernel (it runs 3x3)");
+  if (act == Epilogue::Gelu) return "a GELU epilogue";
+  if (w.dim(0) % head::kHidden != 0 || x.dim(1) % 8 != 0)
+    return str_cat(x.dim(1), " -> ", w.dim(0), " channels (taps first needs multiples of 8 -> 32)");
+  const int64_t z_image = x.dim(2) * x.dim(3) * 9 * w.dim(0);
+  if (x.dim(0) * (w.dim(0) / head::kHidden) > 65535 || y.dim(2) > 65535 * int64_t{taps::kTile} ||
+      x.dim(2) * x.dim(3) >= INT_MAX / 2 || z_image * static_cast<int64_t>(sizeof(uint16_t)) > int64_t{taps::kZBytes})
+    return str_cat("x ", shape_str(x.shape()), " / y ", shape_str(y.shape()), " exceed taps first's range");
+  return taps_refusal(x, y);
+}
+
+void conv2d_upsampled_taps(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                           Epilogue act) {
+  const std::string why = conv2d_upsampled_taps_refusal(x, w, y, act);
+  DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda, taps first): ", why);
+  if (y.numel() == 0) return;
+  c.make_current();
+  if (x.dtype() == DType::BF16) return taps::launch_conv<__nv_bfloat16>(c, x, w, bias, y, act == Epilogue::Relu);
+  taps::launch_conv<__half>(c, x, w, bias, y, act == Epilogue::Relu);
+}
+
 std::vector<KernelInfo> upsample_conv_head_kernels() {
   return {
       {"upsample_conv_head<bf16,64>",
@@ -652,8 +732,10 @@ std::vector<KernelInfo> upsample_conv_head_kernels() {
        reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__nv_bfloat16, 32>)},
       {"upsample_conv_head<f16,64>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 64>)},
       {"upsample_conv_head<f16,32>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 32>)},
-      {"upsample_taps<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16>)},
-      {"upsample_taps<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half>)},
+      {"upsample_taps<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, true>)},
+      {"upsample_taps<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, true>)},
+      {"upsample_taps_conv<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, false>)},
+      {"upsample_taps_conv<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, false>)},
   };
 }
 

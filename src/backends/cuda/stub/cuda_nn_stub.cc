@@ -27,6 +27,15 @@ std::string conv2d_upsampled_refusal(const CudaContext&, const Tensor&, const Te
 void conv2d_upsampled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
   no_cuda_nn("conv2d_upsampled");
 }
+std::string conv2d_upsampled_taps_refusal(const Tensor&, const Tensor&, const Tensor&, Epilogue) {
+  return "dacpp was built without CUDA";
+}
+void conv2d_upsampled_taps(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
+  no_cuda_nn("conv2d_upsampled_taps");
+}
+void conv2d_upsampled_tma(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
+  no_cuda_nn("conv2d_upsampled_tma");
+}
 std::string upsample_conv_head_refusal(const Tensor&, const Tensor&, const Tensor&) {
   return "dacpp was built without CUDA";
 }
