@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/conv2d.h"
+#include "ops/resize.h"
+
 namespace dacpp::models::detail {
 namespace {
 
@@ -46,6 +49,26 @@ Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, in
     rs.dump("rn" + std::to_string(s + 1), r.rn[static_cast<size_t>(s)]);
   }
   return r;
+}
+
+void refine1_into_out1(RunState& rs, const layers::FeatureFusionBlock& refine1, const Tensor& path,
+                       const Tensor& lateral, bool lateral_done, const layers::Conv2d& out1, Tensor& o1,
+                       const char* dump) {
+  layers::Exec& ex = rs.ex;
+  if (!ops::conv2d_upsampled_fused(ex.ctx, path, out1.weight(), o1)) {
+    const Tensor up = refine1.forward(ex, path, lateral, 0, 0, lateral_done);
+    if (dump != nullptr) rs.dump(dump, up);
+    out1.forward_into(ex, up, o1);
+    return;
+  }
+  const Tensor small = refine1.forward_unresized(ex, path, lateral, lateral_done);
+  if (dump != nullptr && rs.dumps != nullptr) {
+    layers::ArenaScope dump_scope(ex.arena);
+    Tensor up = ex.alloc({small.dim(0), small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
+    ops::resize_bilinear(ex.ctx, small, up, /*align_corners=*/true);
+    rs.dump(dump, up);
+  }
+  ops::conv2d_upsampled(ex.ctx, small, out1.weight(), out1.bias(), o1);
 }
 
 }  // namespace dacpp::models::detail

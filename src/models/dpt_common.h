@@ -73,4 +73,12 @@ inline Tensor lateral_input(StageBranches* br, const std::vector<Tensor>& rn, in
   return br->lateral[static_cast<size_t>(s)];
 }
 
+// refinenet1 (`refine1` on the chain's `path` and its lateral input, lateral_done as FeatureFusionBlock::forward)
+// into the head's out1 conv → o1 [N, F/2, 2·h1, 2·w1]. Where conv2d_upsampled takes the operands, refinenet1 stops
+// before its ×2 upsample and out1's conv does it (the 2× map is never stored); else refinenet1 upsamples and out1
+// convolves. dump: the name the 2× map is dumped under (RunState::dump), or null for none.
+void refine1_into_out1(RunState& rs, const layers::FeatureFusionBlock& refine1, const Tensor& path,
+                       const Tensor& lateral, bool lateral_done, const layers::Conv2d& out1, Tensor& o1,
+                       const char* dump);
+
 }  // namespace dacpp::models::detail

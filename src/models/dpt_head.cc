@@ -4,9 +4,7 @@
 
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
-#include "ops/conv2d.h"
 #include "ops/elementwise.h"
-#include "ops/resize.h"
 #include "ops/resize_rows.h"
 #include "ops/upsample_conv_head.h"
 
@@ -152,21 +150,7 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
     path = refine_[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
     const Tensor lateral1 = detail::lateral_input(br, rn, 0);
     r.branches.reset();  // every lane joined: lane 0 from here on
-    if (ops::conv2d_upsampled_fused(ex.ctx, path, out1_->weight(), o1)) {
-      // refinenet1's ×2 upsample happens inside out1's conv (its padded input copy is made from the small map).
-      const Tensor small = refine_[0].forward_unresized(ex, path, lateral1, split);
-      if (rs.dumps != nullptr) {
-        layers::ArenaScope dump_scope(ex.arena);
-        Tensor path1 = ex.alloc({b, small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
-        ops::resize_bilinear(ex.ctx, small, path1, /*align_corners=*/true);
-        rs.dump("path1", path1);
-      }
-      ops::conv2d_upsampled(ex.ctx, small, out1_->weight(), out1_->bias(), o1);
-    } else {
-      path = refine_[0].forward(ex, path, lateral1, 0, 0, split);
-      rs.dump("path1", path);
-      out1_->forward_into(ex, path, o1);
-    }
+    detail::refine1_into_out1(rs, refine_[0], path, lateral1, split, *out1_, o1, "path1");
   }
   if (fused_output(rs, o1, out)) return out;
   // On the CPU the full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of

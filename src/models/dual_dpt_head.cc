@@ -5,7 +5,6 @@
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
 #include "models/uv_embed.h"
-#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 #include "ops/resize_rows.h"
@@ -85,25 +84,13 @@ Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh,
 }
 
 Tensor DualDptHead::fuse(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain,
-                         const std::vector<Tensor>& rn, detail::StageBranches* br, const layers::Conv2d* out1,
-                         Tensor* o1) const {
-  // rn1..rn4 → refinenet4 .. refinenet1 → [S, F, 2·h1, 2·w1]
+                         const std::vector<Tensor>& rn, detail::StageBranches* br) const {
+  // rn1..rn4 → refinenet4 .. refinenet2 → [S, F, h1, w1]
   layers::Exec& ex = rs.ex;
   const bool split = br != nullptr;
   Tensor path = chain[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
   path = chain[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
-  path = chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
-  const Tensor lateral1 = detail::lateral_input(br, rn, 0);
-  if (out1 != nullptr && ops::conv2d_upsampled_fused(ex.ctx, path, out1->weight(), *o1)) {
-    // refinenet1's ×2 upsample happens inside out1's conv (as DptHead's): the 2× map is never stored.
-    const Tensor small = chain[0].forward_unresized(ex, path, lateral1, split);
-    ops::conv2d_upsampled(ex.ctx, small, out1->weight(), out1->bias(), *o1);
-    return Tensor();
-  }
-  path = chain[0].forward(ex, path, lateral1, 0, 0, split);
-  if (out1 == nullptr) return path;
-  out1->forward_into(ex, path, *o1);
-  return Tensor();
+  return chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
 }
 
 void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const {
@@ -182,12 +169,15 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
     const std::vector<Tensor>& rn = r.rn;
     {
       layers::ArenaScope main_scope(ex.arena);
-      fuse(rs, refine_, rn, r.branches.get(), &*out1_, &o1);
+      detail::StageBranches* br = r.branches.get();
+      const Tensor path = fuse(rs, refine_, rn, br);
+      const Tensor lateral1 = detail::lateral_input(br, rn, 0);
+      detail::refine1_into_out1(rs, refine_[0], path, lateral1, br != nullptr, *out1_, o1, nullptr);
     }
     r.branches.reset();  // every lane joined: lane 0 from here on
     if (want_rays) {
       layers::ArenaScope aux_scope(ex.arena);
-      Tensor x = fuse(rs, refine_aux_, rn);
+      Tensor x = refine_aux_[0].forward(ex, fuse(rs, refine_aux_, rn), rn[0], 0, 0);
       for (int k = 0; k + 1 < kAuxConvs; ++k) x = out1_aux_[static_cast<size_t>(k)].forward(ex, x);
       out1_aux_.back().forward_into(ex, x, aux1);
     }

@@ -49,11 +49,10 @@ class DualDptHead {
 
  private:
   Tensor stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const;
-  // br: the branches of detail::reassemble, whose lateral units belong to `chain` (joined here), or null. With
-  // out1, its conv of the fused map goes into *o1 (taking refinenet1's ×2 upsample where conv2d_upsampled can) and
-  // nothing is returned; else the fused map [S, F, 2·h1, 2·w1].
+  // refinenets 4..2 of `chain` (refinenet1, chain[0], is the caller's: detail::refine1_into_out1 for the main
+  // chain). br: the branches of detail::reassemble, whose lateral units belong to `chain` (joined here), or null.
   Tensor fuse(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain, const std::vector<Tensor>& rn,
-              detail::StageBranches* br = nullptr, const layers::Conv2d* out1 = nullptr, Tensor* o1 = nullptr) const;
+              detail::StageBranches* br = nullptr) const;
   void band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const;
   void rays(RunState& rs, Tensor& aux1, DualHeadOutputs& out) const;
 

@@ -345,19 +345,23 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
 }
 
-constexpr int kDerivedHeadTaps = 4;  // CudaContext::derived kind: w3 as [tap][32][C]
+constexpr int kDerivedHeadTaps = 4;  // CudaContext::derived kind: w as [O / 32][tap][32][C]
 
-// w3 as [tap][32][C] (tap = 3·ky + kx), made once per weight: the fused kernel's B tiles, and the taps-first GEMM's A.
+// w [O, C, 3, 3] (O a multiple of 32) as rows (j · 9 + tap) · 32 + m = w[32 j + m, :, tap] (tap = 3·ky + kx), made
+// once per weight: for the head's w3 (O = 32, [tap][32][C]) the fused kernel's B tiles and the taps-first GEMM's A;
+// for conv2d_upsampled taps first the GEMM's A, so that output chunk j's 288 rows of z are consecutive in a pixel's.
 template <typename T>
-std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w3) {
-  const int ch = static_cast<int>(w3.dim(1));
-  const long long wn = 9LL * kHidden * ch;
+std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w) {
+  const int ch = static_cast<int>(w.dim(1)), chunks = static_cast<int>(w.dim(0)) / kHidden;
+  const long long chunk_n = 9LL * kHidden * ch;
   return c.derived(
-      w3, kDerivedHeadTaps, sizeof(T) * static_cast<size_t>(wn),
+      w, kDerivedHeadTaps, sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks),
       [&](void* dst) {
-        conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, wn, 256), 256, 0, c.stream()>>>(
-            static_cast<const T*>(w3.raw()), static_cast<T*>(dst), kHidden, ch);
-        DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights");
+        for (int j = 0; j < chunks; ++j) {
+          conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
+              static_cast<const T*>(w.raw()) + j * chunk_n, static_cast<T*>(dst) + j * chunk_n, kHidden, ch);
+          DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights");
+        }
       },
       "upsample_conv_head tap weights");
 }
@@ -457,8 +461,9 @@ struct Blend {
 // Block: a 16 × 16 output tile of one image, a thread per pixel, for 32 output channels. The source patch its taps
 // reach (≤ 13 × 13 pixels, the chunk's 288 channels) is staged in shared memory once; then each thread sums its nine
 // taps' bilinear blends into 32 f32 channels. kHead: the fused kernel's epilogue (+ b3, ReLU, the 1×1 conv to one
-// channel, + b1); otherwise a conv's (+ bias, optional ReLU, the 32 channels stored to NCHW y). (Staging it in three phases, one per kernel row, so
-// that the first row's blends start while the others load, measured slower: 50 → 59 µs at DA2-L's 518².)
+// channel, + b1); otherwise a conv's (+ bias, optional ReLU, the 32 channels stored to NCHW y). (Staging the patch
+// in three phases, one per kernel row, so that the first row's blends start while the others load, measured slower:
+// 50 → 59 µs at DA2-L's 518².)
 template <typename T, bool kHead>
 __global__ void __launch_bounds__(kThreads, 2)
     upsample_taps_kernel(const T* __restrict__ z, const float* __restrict__ b3, const T* __restrict__ w1,
@@ -595,25 +600,11 @@ void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3,
                "upsample_conv_head taps z");
 }
 
-constexpr int kDerivedChunkTaps = 5;  // CudaContext::derived kind: a conv's w as [O / 32][tap][32][C]
-
-// conv2d_upsampled taps first: w [O, C, 3, 3] as rows (j · 9 + tap) · 32 + m = w[32 j + m, :, tap] (made once per
-// weight), so that output chunk j's 288 rows of z are consecutive in each pixel's.
+// conv2d_upsampled taps first, on head::tap_weights' chunked layout.
 template <typename T>
 void launch_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, bool relu) {
-  const int o = static_cast<int>(w.dim(0)), ch = static_cast<int>(w.dim(1)), chunks = o / head::kHidden;
-  const long long chunk_n = 9LL * head::kHidden * ch;
-  const std::shared_ptr<const void> wt = c.derived(
-      w, kDerivedChunkTaps, sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks),
-      [&](void* dst) {
-        for (int j = 0; j < chunks; ++j) {
-          conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
-              static_cast<const T*>(w.raw()) + j * chunk_n, static_cast<T*>(dst) + j * chunk_n, head::kHidden, ch);
-          DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled tap weights");
-        }
-      },
-      "conv2d_upsampled tap weights");
-  run<T, false>(c, x, wt.get(), chunks, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, nullptr,
+  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w);
+  run<T, false>(c, x, wt.get(), static_cast<int>(w.dim(0)) / head::kHidden, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, nullptr,
                 nullptr, y, relu, "conv2d_upsampled taps z");
 }
 
