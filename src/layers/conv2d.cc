@@ -47,6 +47,18 @@ Tensor Conv2d::forward_tokens(Exec& ex, const Tensor& tokens, int64_t gh, int64_
   return map;
 }
 
+Tensor Conv2d::forward_token_rows(Exec& ex, const Tensor& tokens) const {
+  DACPP_CHECK(spec_.kernel == 1 && spec_.stride == 1 && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '", w_.name(),
+              "': forward_token_rows needs a 1×1 stride-1 unpadded conv (kernel ", spec_.kernel, ", stride ",
+              spec_.stride, ", pad ", spec_.pad, ")");
+  DACPP_CHECK(tokens.rank() == 3 && tokens.dim(2) == spec_.in, ErrorCode::InvalidArgument, "conv '", w_.name(),
+              "': tokens '", tokens.name(), "' have shape ", shape_str(tokens.shape()), ", expected [B, P, ", spec_.in,
+              "]");
+  Tensor y = ex.alloc({tokens.dim(0), tokens.dim(1), spec_.out}, "conv.token_rows");
+  ops::linear(ex.ctx, tokens, w_.reshape({spec_.out, spec_.in}), b_, y);
+  return y;
+}
+
 Tensor Conv2d::forward_patches(Exec& ex, const Tensor& x) const {
   const int64_t k = spec_.kernel;
   DACPP_CHECK(spec_.stride == k && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '", w_.name(),
@@ -79,6 +91,18 @@ Tensor ConvTranspose2d::forward(Exec& ex, const Tensor& x) const {
               "' has shape ", shape_str(x.shape()), ", expected [N, C, H, W]");
   Tensor y = ex.alloc({x.dim(0), out_, x.dim(2) * kernel_, x.dim(3) * kernel_}, "conv_transpose.out");
   ops::conv_transpose2d(ex.ctx, x, w_, b_, y, kernel_);
+  return y;
+}
+
+bool ConvTranspose2d::prefers_tokens(const ops::Context& ctx) const {
+  return ctx.device().kind == DeviceKind::Cuda && in_ >= 256;
+}
+
+Tensor ConvTranspose2d::forward_tokens(Exec& ex, const Tensor& x, int64_t gh, int64_t gw) const {
+  DACPP_CHECK(x.rank() == 3 && x.dim(1) == gh * gw, ErrorCode::InvalidArgument, "conv_transpose '", w_.name(),
+              "': tokens '", x.name(), "' have shape ", shape_str(x.shape()), ", expected [N, ", gh, "·", gw, ", C]");
+  Tensor y = ex.alloc({x.dim(0), out_, gh * kernel_, gw * kernel_}, "conv_transpose.out");
+  ops::conv_transpose2d_tokens(ex.ctx, x, gh, gw, w_, b_, y, kernel_);
   return y;
 }
 

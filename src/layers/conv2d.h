@@ -31,6 +31,9 @@ class Conv2d {
   // layout (K contiguous in both operands), which cuBLASLt ran 3-5× faster than the NCHW 1×1 conv's (pixels
   // contiguous) on DA2's 37² reassemble projections. InvalidArgument for any other conv or token shape.
   Tensor forward_tokens(Exec& ex, const Tensor& tokens, int64_t gh, int64_t gw) const;
+  // The same 1×1 conv on tokens [B, P, in] left channels-last: a new [B, P, out] activation (the linear alone), for
+  // a consumer that reads tokens (ConvTranspose2d::forward_tokens). InvalidArgument for any other conv.
+  Tensor forward_token_rows(Exec& ex, const Tensor& tokens) const;
   // A conv with kernel == stride and no padding (the ViT patch embedding) producing channels-last tokens:
   // x [N, in, H, W] (H, W multiples of the kernel) → a new [N, (H/k)·(W/k), out] activation. The patches are gathered
   // as rows (one rank-6 permute) and multiplied by the weight viewed [out, in·k·k] in one linear: the same sums as
@@ -55,6 +58,12 @@ class ConvTranspose2d {
 
   // x: [N, in, H, W] → a new [N, out, H·k, W·k] activation.
   Tensor forward(Exec& ex, const Tensor& x) const;
+  // x: channels-last tokens [N, gh·gw, in] of a gh × gw map → the same [N, out, gh·k, gw·k] (no permute to planes).
+  Tensor forward_tokens(Exec& ex, const Tensor& x, int64_t gh, int64_t gw) const;
+  // Whether forward_tokens is the faster way here: on CUDA with at least 256 input channels. Measured on the H200
+  // (docs/PERFORMANCE.md, version 1.18): DA2-L's stages 0-1 (256 / 512 channels) gain, DA2-B's (96 / 192) do not,
+  // DA2-S's (48 / 96) lose, their planes GEMMs being small. The CPU keeps the planes path (not measured there).
+  bool prefers_tokens(const ops::Context& ctx) const;
 
  private:
   int64_t in_, out_;

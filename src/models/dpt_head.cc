@@ -48,17 +48,24 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
 
 Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const {
   // tokens: [B, P, C] → project (1×1 on the tokens): [B, P, oc_s] → map: [B, oc_s, gh, gw] → resize → rn:
-  // [B, F, h_s, w_s]
+  // [B, F, h_s, w_s]. Stages 0 and 1 may hand the projected tokens to their transposed conv as they are (the map
+  // in planes would only be its GEMM's input, and a slow one on a GPU: ops::conv_transpose2d_tokens).
   layers::Exec& ex = rs.ex;
   const int64_t b = tokens.dim(0);
   Tensor rn = ex.alloc({b, spec_.head.features, detail::dpt_stage_size(s, gh), detail::dpt_stage_size(s, gw)}, "dpt.rn");
   layers::ArenaScope scope(ex.arena);
   Tensor t = tokens;
   if (norm_) t = norm_->forward(ex, tokens);
-  Tensor x = projects_[static_cast<size_t>(s)].forward_tokens(ex, t, gh, gw);  // layers::Conv2d says why
-  if (s == 0) x = resize0_->forward(ex, x);
-  if (s == 1) x = resize1_->forward(ex, x);
-  if (s == 3) x = resize3_->forward(ex, x);
+  const layers::Conv2d& project = projects_[static_cast<size_t>(s)];
+  const layers::ConvTranspose2d* resize = s == 0 ? &*resize0_ : s == 1 ? &*resize1_ : nullptr;
+  Tensor x;
+  if (resize != nullptr && resize->prefers_tokens(ex.ctx)) {
+    x = resize->forward_tokens(ex, project.forward_token_rows(ex, t), gh, gw);
+  } else {
+    x = project.forward_tokens(ex, t, gh, gw);  // layers::Conv2d says why
+    if (resize != nullptr) x = resize->forward(ex, x);
+    if (s == 3) x = resize3_->forward(ex, x);
+  }
   layer_rn_[static_cast<size_t>(s)].forward_into(ex, x, rn);
   return rn;
 }

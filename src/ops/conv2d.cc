@@ -93,22 +93,56 @@ bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, cons
          cuda::conv2d_upsampled_refusal(ctx.cuda(), x, w, y).empty();
 }
 
-void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
+namespace {
+
+// conv_transpose2d's checks for an input of n images of c channels at h × w (x's own layout checked by the caller).
+void check_deconv(const char* op, const Tensor& x, int64_t n, int64_t c, int64_t h, int64_t w, const Tensor& wt,
+                  const Tensor& bias, const Tensor& y, int stride) {
   using namespace detail;
+  const int64_t o = wt.dim(1), kk = wt.dim(2);
+  DACPP_CHECK(wt.dim(0) == c && wt.dim(3) == kk && kk >= 1, ErrorCode::InvalidArgument, op, ": ", label("w", wt),
+              " has shape ", shape_str(wt.shape()), " but ", label("x", x), " has shape ", shape_str(x.shape()),
+              " (expected w [C_in=", c, ", C_out, K, K])");
+  DACPP_CHECK(stride >= 1, ErrorCode::InvalidArgument, op, ": stride ", stride, " must be >= 1");
+  check_shape(op, "y", y, {n, o, (h - 1) * stride + kk, (w - 1) * stride + kk});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+}
+
+}  // namespace
+
+void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
   constexpr const char* op = "conv_transpose2d";
   check_common(ctx, op, x, w, bias, y);
-  const int64_t o = w.dim(1), kk = w.dim(2);
-  DACPP_CHECK(w.dim(0) == x.dim(1) && w.dim(3) == kk && kk >= 1, ErrorCode::InvalidArgument, op, ": ",
-              label("w", w), " has shape ", shape_str(w.shape()), " but ", label("x", x), " has shape ",
-              shape_str(x.shape()), " (expected w [C_in=", x.dim(1), ", C_out, K, K])");
-  DACPP_CHECK(stride >= 1, ErrorCode::InvalidArgument, op, ": stride ", stride, " must be >= 1");
-  check_shape(op, "y", y, {x.dim(0), o, (x.dim(2) - 1) * stride + kk, (x.dim(3) - 1) * stride + kk});
-  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  check_deconv(op, x, x.dim(0), x.dim(1), x.dim(2), x.dim(3), w, bias, y, stride);
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::conv_transpose2d(ctx.cpu(), x, w, bias, y, stride);
     case DeviceKind::Cuda:
       return cuda::conv_transpose2d(ctx.cuda(), x, w, bias, y, stride);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w, const Tensor& weight,
+                             const Tensor& bias, Tensor& y, int stride) {
+  using namespace detail;
+  constexpr const char* op = "conv_transpose2d_tokens";
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "w", weight, dt);
+  check_dtype(ctx, op, "y", y, dt);
+  if (bias.defined()) check_input(ctx, op, "bias", bias);
+  check_rank(op, "x", x, 3);
+  check_rank(op, "w", weight, 4);
+  check_rank(op, "y", y, 4);
+  check_no_alias(op, "y", y, "x", x);
+  DACPP_CHECK(h >= 1 && w >= 1 && x.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
+              shape_str(x.shape()), ", expected [N, ", h, "·", w, ", C]");
+  check_deconv(op, x, x.dim(0), x.dim(2), h, w, weight, bias, y, stride);
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::conv_transpose2d_tokens(ctx.cpu(), x, h, w, weight, bias, y, stride);
+    case DeviceKind::Cuda:
+      return cuda::conv_transpose2d_tokens(ctx.cuda(), x, h, w, weight, bias, y, stride);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -5,6 +5,10 @@
 // conv_transpose2d (as torch.nn.ConvTranspose2d, padding 0, output_padding 0):
 //   x:    [N, C, H, W]         w: [C, O, K, K] (torch ConvTranspose layout)        bias: [O] or undefined
 //   y:    [N, O, (H−1)·stride + K, (W−1)·stride + K]
+// conv_transpose2d_tokens: the same on channels-last tokens x [N, H·W, C] (the map's pixels in row order, channels
+//   innermost: an encoder's layout), H and W given; y as conv_transpose2d's. Saves the permute to planes, and on a
+//   GPU the GEMM reads the channels contiguously whatever H·W (NCHW planes of an odd H·W leave cuBLASLt only its
+//   unaligned kernels).
 // conv2d_upsampled (3×3, stride 1, padding 1 only):
 //   x:    [N, C, h, w]         w: [O, C, 3, 3]        bias: [O] f32 or undefined       y: [N, O, OH, OW]
 //   y = conv2d(resize_bilinear(x → OH × OW, align_corners = true), w, bias, pad 1), act
@@ -27,6 +31,8 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
             const Conv2dParams& p = {}, Activation act = Activation::None);
 
 void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w, const Tensor& weight,
+                             const Tensor& bias, Tensor& y, int stride);
 
 void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Activation act = Activation::None);

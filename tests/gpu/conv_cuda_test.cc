@@ -6,6 +6,7 @@
 #include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
+#include "ops/permute.h"
 
 namespace dacpp {
 namespace {
@@ -50,6 +51,14 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
   Tensor y3 = nan_output({c.n, c.o, oh, ow}, c.dt);
   cuda::conv2d_im2col_gemm(ctx().cuda(), xd, wd, bd, y3, g, e);
   expect_close(y3, want, c.dt, "conv2d im2col + cuBLASLt");
+  // 1×1 convs: the GEMM on a pitched copy (rows padded to 8 pixels), whatever the pixel count; others refuse it.
+  Tensor yp = nan_output({c.n, c.o, oh, ow}, c.dt);
+  if (c.kh == 1 && c.kw == 1 && c.stride == 1 && c.pad == 0) {
+    cuda::conv2d_gemm_pitched(ctx().cuda(), xd, wd, bd, yp, g, e);
+    expect_close(yp, want, c.dt, "conv2d pitched 1x1 GEMM");
+  } else {
+    EXPECT_THROW(cuda::conv2d_gemm_pitched(ctx().cuda(), xd, wd, bd, yp, g, e), Error);
+  }
   // The row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky) take vertical stride 1, KH > 1.
   Tensor y6 = nan_output({c.n, c.o, oh, ow}, c.dt);
   if (c.stride == 1 && c.kh > 1) {
@@ -171,6 +180,8 @@ std::vector<ConvCase> conv_cases() {
     out.push_back({2, 32, 40, 30, 32, 3, 3, 1, 1, true, false, dt});    // batch 2, head conv
     out.push_back({1, 96, 19, 19, 64, 3, 3, 1, 1, false, false, dt});   // layer_rn (no bias)
     out.push_back({1, 48, 23, 17, 96, 1, 1, 1, 0, true, false, dt});    // projection 1×1
+    out.push_back({2, 64, 19, 19, 64, 1, 1, 1, 0, true, true, dt});     // refinenet out_conv at 19², batch 2
+    out.push_back({1, 64, 16, 16, 32, 1, 1, 1, 0, false, false, dt});   // 1×1 on 256 pixels (a multiple of 8)
     out.push_back({1, 32, 50, 50, 1, 1, 1, 1, 0, true, true, dt});      // final 1×1 to depth
     out.push_back({1, 40, 37, 37, 70, 3, 3, 2, 1, true, false, dt});    // resize layer 3×3 s2
     out.push_back({2, 3, 70, 56, 100, 14, 14, 14, 0, true, false, dt}); // patch embed 14×14 s14
@@ -284,6 +295,34 @@ TEST_P(ConvTranspose2dCudaTest, MatchesCpu) {
   Tensor want = test::output_tensor({c.n, c.o, oh, ow});
   ops::conv_transpose2d(cpu, x, w, b, want, c.stride);
   expect_close(y, want, c.dt, "conv_transpose2d");
+}
+
+// The tokens form ([N, H·W, C] channels-last; the DPT reassemble's projected tokens) against the CPU op on planes.
+// Odd H·W (37², 19 × 23) is the case it exists for: cuBLASLt's GEMM with Z's rows padded to 8 pixels.
+TEST_P(ConvTranspose2dCudaTest, TokensMatchCpu) {
+  if (IsSkipped()) return;
+  const DeconvCase& c = GetParam();
+  const int64_t oh = (c.h - 1) * c.stride + c.k, ow = (c.w - 1) * c.stride + c.k;
+  ops::Context cpu(Device::cpu());
+  Tensor x = test::random_tensor({c.n, c.c, c.h, c.w}, 4, 1.f, "x");
+  Tensor tokens = test::output_tensor({c.n, c.h, c.w, c.c});
+  ops::permute(cpu, x, {0, 2, 3, 1}, tokens);
+  Tensor w = test::random_tensor({c.c, c.o, c.k, c.k}, 5, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 6, 0.5f, "bias") : Tensor();
+  Tensor rows = tokens.reshape({c.n, c.h * c.w, c.c});
+  Tensor td = to_device(rows, c.dt), wd = to_device(w, c.dt);
+  Tensor bd = c.bias ? to_device(b, DType::F32) : Tensor();
+  Tensor y = nan_output({c.n, c.o, oh, ow}, c.dt);
+  ops::conv_transpose2d_tokens(ctx(), td, c.h, c.w, wd, bd, y, c.stride);
+  // A weight without owned storage: its rows share the scratch with the GEMM's result.
+  const Tensor w_view = Tensor::view(wd.raw(), wd.shape(), wd.dtype(), wd.device(), nullptr, "w (borrowed)");
+  Tensor y2 = nan_output({c.n, c.o, oh, ow}, c.dt);
+  ops::conv_transpose2d_tokens(ctx(), td, c.h, c.w, w_view, bd, y2, c.stride);
+
+  Tensor want = test::output_tensor({c.n, c.o, oh, ow});
+  ops::conv_transpose2d(cpu, x, w, b, want, c.stride);
+  expect_close(y, want, c.dt, "conv_transpose2d_tokens");
+  expect_close(y2, want, c.dt, "conv_transpose2d_tokens, borrowed weight");
 }
 
 std::string deconv_name(const ::testing::TestParamInfo<DeconvCase>& i) {

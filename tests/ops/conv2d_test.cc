@@ -87,6 +87,41 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dTest,
                                            DeconvCase{{1, 64, 10, 7}, 32, 2, true}),
                          deconv_name);
 
+// The tokens form reads x channels-last ([N, H·W, C]): against the reference on the same values as planes.
+TEST_P(ConvTranspose2dTest, TokensMatchReference) {
+  const DeconvCase& c = GetParam();
+  ops::Context ctx;
+  Tensor x = test::random_tensor(c.x, 1, 1.f, "x");
+  Tensor tokens = ref::permute(x, {0, 2, 3, 1}).reshape({c.x[0], c.x[2] * c.x[3], c.x[1]});
+  Tensor w = test::random_tensor({c.x[1], c.o, c.k, c.k}, 2, 0.3f, "w");
+  Tensor b = c.bias ? test::random_tensor({c.o}, 3, 1.f, "b") : Tensor();
+  Tensor y = test::output_tensor({c.x[0], c.o, c.x[2] * c.k, c.x[3] * c.k});
+  ops::conv_transpose2d_tokens(ctx, tokens, c.x[2], c.x[3], w, b, y, c.k);
+  test::expect_close(y, ref::conv_transpose2d(x, w, b, c.k));
+}
+
+TEST(ConvTranspose2dTokensTest, OverlapAndShapeErrors) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 3, 5, 4}, 1), w = test::random_tensor({3, 4, 3, 3}, 2, 0.3f);
+  Tensor b = test::random_tensor({4}, 3);
+  Tensor tokens = ref::permute(x, {0, 2, 3, 1}).reshape({1, 20, 3});
+  Tensor y = test::output_tensor({1, 4, 4 * 2 + 3, 3 * 2 + 3});
+  ops::conv_transpose2d_tokens(ctx, tokens, 5, 4, w, b, y, 2);
+  test::expect_close(y, ref::conv_transpose2d(x, w, b, 2));
+  // A token count that is not h·w, and channels that are not the weight's, name the tensor and the expectation.
+  Tensor bad = test::random_tensor({1, 21, 3}, 4, 1.f, "proj_tokens");
+  try {
+    ops::conv_transpose2d_tokens(ctx, bad, 5, 4, w, b, y, 2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("proj_tokens"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("[N, 5·4, C]"), std::string::npos) << e.message();
+  }
+  Tensor wrong_c = test::random_tensor({1, 20, 5}, 5, 1.f, "tokens5");
+  EXPECT_THROW(ops::conv_transpose2d_tokens(ctx, wrong_c, 5, 4, w, b, y, 2), Error);
+}
+
 TEST(ConvTranspose2dOverlapTest, KernelLargerThanStride) {
   ops::Context ctx;
   Tensor x = test::random_tensor({1, 3, 5, 4}, 1), w = test::random_tensor({3, 4, 3, 3}, 2, 0.3f);

@@ -10,13 +10,14 @@
 namespace dacpp::cpu {
 namespace {
 
-std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& y,
+// xd: the source's logical [N, C, H, W]; nhwc: stored channels-last (tokens) instead of planes.
+std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const dims& xd, bool nhwc, const Tensor& w, const Tensor& y,
                                     bool has_bias, int stride) {
   auto p = std::make_shared<ConvPlan>();
   const int64_t ci = w.dim(0), co = w.dim(1), kh = w.dim(2), kw = w.dim(3);
-  const dims xd(x.shape().begin(), x.shape().end()), yd(y.shape().begin(), y.shape().end());
+  const dims yd(y.shape().begin(), y.shape().end());
   const dims wd{co, ci, kh, kw};
-  p->src_user = f32_desc(xd, tag::nchw);
+  p->src_user = f32_desc(xd, nhwc ? tag::nhwc : tag::nchw);
   p->wei_user = f32_desc(wd, {kh * kw, co * kh * kw, kw, 1});
   p->dst_user = f32_desc(yd, tag::nchw);
   if (has_bias) p->bias = f32_desc({co}, tag::a);
@@ -34,19 +35,29 @@ std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const Tensor& x, const Tensor
   return p;
 }
 
-}  // namespace
-
-void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
-  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "conv_transpose2d: oneDNN deconvolution");
+void run(CpuContext& c, const Tensor& x, const dims& xd, bool nhwc, const Tensor& w, const Tensor& bias, Tensor& y,
+         int stride, const char* what) {
+  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, what, ": oneDNN deconvolution");
   if (y.numel() == 0) return;
   c.pool().bind_to_current_thread();
   const bool has_bias = bias.defined();
-  const std::string key = str_cat("deconv x", shape_str(x.shape()), " w", shape_str(w.shape()), " s", stride,
-                                  " b", has_bias);
-  dnnl_call("conv_transpose2d", [&] {
-    auto p = c.plan<ConvPlan>(key, [&] { return make_plan(c, x, w, y, has_bias, stride); });
+  const std::string key = str_cat("deconv x", shape_str(Shape(xd.begin(), xd.end())), nhwc ? " nhwc" : "", " w",
+                                  shape_str(w.shape()), " s", stride, " b", has_bias);
+  dnnl_call(what, [&] {
+    auto p = c.plan<ConvPlan>(key, [&] { return make_plan(c, xd, nhwc, w, y, has_bias, stride); });
     run_conv_plan(c, *p, x.raw(), w.raw(), has_bias ? bias.raw() : nullptr, y.raw());
   });
+}
+
+}  // namespace
+
+void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
+  run(c, x, dims(x.shape().begin(), x.shape().end()), /*nhwc=*/false, w, bias, y, stride, "conv_transpose2d");
+}
+
+void conv_transpose2d_tokens(CpuContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt, const Tensor& bias,
+                             Tensor& y, int stride) {
+  run(c, x, dims{x.dim(0), x.dim(2), h, w}, /*nhwc=*/true, wt, bias, y, stride, "conv_transpose2d_tokens");
 }
 
 }  // namespace dacpp::cpu

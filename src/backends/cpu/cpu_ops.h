@@ -32,6 +32,9 @@ struct ConvGeometry {
 void conv2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
             Epilogue act);
 void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
+// x: channels-last tokens [N, h·w, C] (oneDNN reads them as an nhwc source).
+void conv_transpose2d_tokens(CpuContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt, const Tensor& bias,
+                             Tensor& y, int stride);
 
 void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners);
 // y = rows [row0, row0 + y.dim(2)) of resize_bilinear(x) to height full_h (width y.dim(3)).

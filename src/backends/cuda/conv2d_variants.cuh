@@ -14,6 +14,11 @@ void conv2d_generic(CudaContext& c, const Tensor& x, const Tensor& w, const Tens
 void conv2d_im2col_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                         const ConvGeometry& g, Epilogue act);
 
+// A 1×1 stride-1 unpadded conv forced to the GEMM on a copy of x with rows padded to a multiple of 8 pixels (the
+// tuner's choice for odd pixel counts); InvalidArgument for any other conv.
+void conv2d_gemm_pitched(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
+                         const ConvGeometry& g, Epilogue act);
+
 // cuda::conv2d forced to the row-shifted GEMMs (kx taps gathered, one accumulating GEMM per ky); same contract.
 // Throws InvalidArgument unless the vertical stride is 1 and the kernel is taller than one row.
 void conv2d_row_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "backends/cuda/check.h"
-#include "backends/cuda/cuda_context.h"
 #include "backends/cuda/cuda_common.cuh"
+#include "backends/cuda/cuda_context.h"
+#include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernel_probe.h"
@@ -107,6 +108,8 @@ void launch_scatter(CudaContext& c, const T* z, const float* bias, T* y, const D
 
 constexpr size_t kMaxScratchBytes = size_t{64} << 20;  // Z of one chunk of images
 
+// Per image, Z[(o, ky, kx), p] = Σ_c w[c, (o, ky, kx)] · x[c, p] (x as planes [C, P], P = h·w): cuBLASLt's A = x
+// stored [P, C] column-major, B = w stored [O·K·K, C] transposed; Z [O·K·K][P] per image, then the scatter.
 template <typename T>
 void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
   const long long p = static_cast<long long>(a.h) * a.w, okk = static_cast<long long>(a.o) * a.k * a.k;
@@ -135,6 +138,116 @@ void deconv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* 
   }
 }
 
+// ---- tokens (channels-last x [N, P, C]) ----
+// Z[n·P + p, (o, ky, kx)] = Σ_c x[n, p, c] · w[c, (o, ky, kx)]: one GEMM in linear's form (K contiguous in both
+// operands; Z's rows O·K·K apart, a multiple of 8), the weight's rows [O·K·K][C] made once (CudaContext::derived).
+// The planes form's Z [O·K·K][P] puts P in the GEMM's contiguous output dimension, and cuBLASLt serves an odd P
+// (DA2's 37² = 1369) only with unaligned sm_75 kernels: stage 0's 2.9 GFLOP took ~40-60 µs there.
+// Then y[n, o, iy·K + ky, ix·K + kx] = Z[n·P + iy·W + ix, (o, ky, kx)] + bias[o] by tokens_scatter_kernel.
+constexpr int kDerivedDeconvRows = 5;  // CudaContext::derived kind: w [C][O·K·K] transposed to [O·K·K][C]
+constexpr int kScatterPixels = 32;     // tokens_scatter_kernel: pixels per block
+constexpr int kScatterRow = 128;       // Z elements per pixel a block moves (OB output channels of K·K taps)
+
+// One block moves Z's rows for pixels [p0, p0 + 32) of image n (p over the image's h·w pixels, crossing map rows)
+// and channels [o0, o0 + OB), OB = 128 / (K·K): 16-byte coalesced loads of 256-byte row pieces into shared memory
+// (rows padded by two elements so the transposed reads fall in distinct banks), then for each (o, ky) the pixels'
+// K-wide output runs, consecutive threads on consecutive output columns. grid: x over pixel tiles, y = n · (O / OB)
+// + o-chunk. Needs (K·K) | 128, O % OB == 0 and 16-byte aligned rows (tokens_scatter_applies).
+template <typename T, int K>
+__global__ void __launch_bounds__(256)
+    tokens_scatter_kernel(const T* __restrict__ z, const float* __restrict__ bias, T* __restrict__ y, DeconvArgs a) {
+  constexpr int kKK = K * K, kOB = kScatterRow / kKK, kPitch = kScatterRow + 2;
+  constexpr int kVec = 16 / sizeof(T), kChunks = kScatterRow / kVec;
+  __shared__ T tile[kScatterPixels * kPitch];
+  pdl_enter();
+  const int chunks_o = a.o / kOB;
+  const int n = blockIdx.y / chunks_o, o0 = (blockIdx.y % chunks_o) * kOB;
+  const int p_total = a.h * a.w, p0 = blockIdx.x * kScatterPixels;
+  const long long okk = static_cast<long long>(a.o) * kKK;
+  const T* zb = z + (static_cast<long long>(n) * p_total + p0) * okk + static_cast<long long>(o0) * kKK;
+  for (int i = threadIdx.x; i < kScatterPixels * kChunks; i += blockDim.x) {
+    const int px = i / kChunks, ch = i % kChunks;
+    if (p0 + px >= p_total) continue;
+    const uint4 v = *reinterpret_cast<const uint4*>(zb + px * okk + ch * kVec);
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) tile[px * kPitch + ch * kVec + j] = e[j];
+  }
+  __syncthreads();
+  const int ow = a.w * K;
+  T* yb = y + (static_cast<long long>(n) * a.o + o0) * a.oh * ow;
+  // Output elements of the block: (ol, ky) rows × 32 pixels × K columns; t → (ol, ky, px, kx), kx fastest.
+  for (int t = threadIdx.x; t < kOB * K * kScatterPixels * K; t += blockDim.x) {
+    const int kx = t % K, px = (t / K) % kScatterPixels, ky = (t / (K * kScatterPixels)) % K,
+              ol = t / (K * kScatterPixels * K);
+    const int p = p0 + px;
+    if (p >= p_total) continue;
+    const int iy = p / a.w, ix = p - iy * a.w;
+    const float v = to_float(tile[px * kPitch + ol * kKK + ky * K + kx]) + (bias ? bias[o0 + ol] : 0.f);
+    yb[(static_cast<long long>(ol) * a.oh + iy * K + ky) * ow + ix * K + kx] = from_float<T>(v);
+  }
+}
+
+// The tokens GEMM + scatter apply: kernel == stride in {2, 4}, O a multiple of the block's channels, 16-byte rows.
+bool tokens_scatter_applies(const DeconvArgs& a, DType dt) {
+  const int kk = a.k * a.k;
+  return a.k == a.s && (a.k == 2 || a.k == 4) && a.o % (kScatterRow / kk) == 0 &&
+         (static_cast<long long>(a.o) * kk * static_cast<long long>(dtype_nbytes(dt, 1))) % 16 == 0;
+}
+
+template <typename T>
+void deconv_tokens_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y,
+                        const DeconvArgs& a) {
+  const long long p = static_cast<long long>(a.h) * a.w, okk = static_cast<long long>(a.o) * a.k * a.k;
+  const size_t per_img = dtype_nbytes(x.dtype(), okk * p);
+  const int chunk = static_cast<int>(std::max<size_t>(1, std::min<size_t>(a.n, kMaxScratchBytes / per_img)));
+  const size_t z_bytes = (per_img * static_cast<size_t>(chunk) + 255) / 256 * 256;
+  // A model's weight keeps its rows (CudaContext::derived); a borrowed one (no owned storage) gets them behind Z in
+  // the same scratch, which a second scratch() call would replace.
+  const size_t rows_bytes = sizeof(T) * static_cast<size_t>(okk * a.c);
+  auto* mem =
+      static_cast<char*>(c.scratch(z_bytes + (w.storage() ? 0 : rows_bytes), "conv_transpose2d_tokens GEMM result"));
+  T* z = reinterpret_cast<T*>(mem);
+  DACPP_CHECK(aligned_to(z, 16), ErrorCode::Internal, "conv_transpose2d_tokens: scratch is not 16-byte aligned");
+  const auto fill_rows = [&](void* dst) {
+    Tensor t = Tensor::view(dst, {okk, a.c}, w.dtype(), w.device(), nullptr, "conv_transpose2d weight rows");
+    permute(c, w.reshape({a.c, okk}), {1, 0}, t);
+  };
+  std::shared_ptr<const void> rows;
+  if (w.storage()) {
+    rows = c.derived(w, kDerivedDeconvRows, rows_bytes, fill_rows, "conv_transpose2d_tokens weight rows");
+  } else {
+    fill_rows(mem + z_bytes);
+    rows = std::shared_ptr<const void>(mem + z_bytes, [](const void*) {});
+  }
+  // Column-major D[O·K·K, nb·P] = (rows stored [C, O·K·K])^T · (x stored [C, nb·P]).
+  GemmSpec g;
+  g.m = okk;
+  g.k = a.c;
+  g.trans_a = true;
+  g.lda = a.c;
+  g.ldb = a.c;
+  g.ldd = okk;
+  g.dtype = x.dtype();
+  const std::string what =
+      str_cat("conv_transpose2d_tokens ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " ",
+              shape_str(x.shape()), " -> ", shape_str(y.shape()));
+  const long long plane = static_cast<long long>(a.oh) * a.ow;
+  for (int n0 = 0; n0 < a.n; n0 += chunk) {
+    const int nb = std::min(chunk, a.n - n0);
+    g.n = nb * p;
+    gemm(c, g, rows.get(), static_cast<const T*>(x.raw()) + n0 * p * a.c, z, nullptr, what.c_str());
+    DeconvArgs an = a;
+    an.n = nb;
+    T* yn = static_cast<T*>(y.raw()) + n0 * a.o * plane;
+    const dim3 grid(static_cast<unsigned>((p + kScatterPixels - 1) / kScatterPixels),
+                    static_cast<unsigned>(nb * (a.o / (kScatterRow / (a.k * a.k)))));
+    launch_kernel(c, "conv_transpose2d_tokens_scatter",
+                  a.k == 4 ? tokens_scatter_kernel<T, 4> : tokens_scatter_kernel<T, 2>, grid, 256, 0,
+                  static_cast<const T*>(z), bias, yn, an);
+  }
+}
+
 template <typename T>
 void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const DeconvArgs& a) {
   const dim3 grid(static_cast<unsigned>((a.ow + 127) / 128), static_cast<unsigned>(a.oh),
@@ -143,17 +256,28 @@ void launch(const CudaContext& c, const Tensor& x, const Tensor& w, const float*
                 static_cast<const T*>(w.raw()), bias, static_cast<T*>(y.raw()), a);
 }
 
+// The geometry of a conv_transpose2d of n images of c channels at h × w, or Unsupported past the kernels' grids.
+DeconvArgs deconv_args(const char* op, const Tensor& x, int64_t n, int64_t ch, int64_t h, int64_t w, const Tensor& wt,
+                       const Tensor& y, int stride) {
+  DACPP_CHECK(n * wt.dim(1) <= 65535 && y.dim(2) <= 65535 && y.dim(3) < INT_MAX && ch * h * w < INT_MAX,
+              ErrorCode::Unsupported, op, " (cuda): x ", shape_str(x.shape()), " / y ", shape_str(y.shape()),
+              " exceed the kernel's grid (N·O <= 65535, OH <= 65535)");
+  return DeconvArgs{static_cast<int>(n),
+                    static_cast<int>(ch),
+                    static_cast<int>(h),
+                    static_cast<int>(w),
+                    static_cast<int>(wt.dim(1)),
+                    static_cast<int>(wt.dim(2)),
+                    stride,
+                    static_cast<int>(y.dim(2)),
+                    static_cast<int>(y.dim(3))};
+}
+
 }  // namespace
 
 void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride) {
   if (y.numel() == 0) return;
-  DACPP_CHECK(x.dim(0) * w.dim(1) <= 65535 && y.dim(2) <= 65535 && y.dim(3) < INT_MAX &&
-                  x.dim(1) * x.dim(2) * x.dim(3) < INT_MAX,
-              ErrorCode::Unsupported, "conv_transpose2d (cuda): x ", shape_str(x.shape()), " / y ",
-              shape_str(y.shape()), " exceed the kernel's grid (N·O <= 65535, OH <= 65535)");
-  const DeconvArgs a{static_cast<int>(x.dim(0)), static_cast<int>(x.dim(1)), static_cast<int>(x.dim(2)),
-                     static_cast<int>(x.dim(3)), static_cast<int>(w.dim(1)), static_cast<int>(w.dim(2)), stride,
-                     static_cast<int>(y.dim(2)), static_cast<int>(y.dim(3))};
+  const DeconvArgs a = deconv_args("conv_transpose2d", x, x.dim(0), x.dim(1), x.dim(2), x.dim(3), w, y, stride);
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   c.make_current();
   if (a.k == a.s)
@@ -172,6 +296,24 @@ void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Te
               " is not supported");
 }
 
+void conv_transpose2d_tokens(CudaContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt,
+                             const Tensor& bias, Tensor& y, int stride) {
+  if (y.numel() == 0) return;
+  const DeconvArgs a = deconv_args("conv_transpose2d_tokens", x, x.dim(0), x.dim(2), h, w, wt, y, stride);
+  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
+  c.make_current();
+  if (tokens_scatter_applies(a, x.dtype()))
+    return dispatch_float(x.dtype(), "conv_transpose2d_tokens",
+                          [&](auto tag) { deconv_tokens_gemm<decltype(tag)>(c, x, wt, bp, y, a); });
+  // Any other geometry (no DPT resize layer has one): the planes in scratch, then the gather kernel (which, unlike
+  // the planes' GEMM, needs no scratch of its own).
+  Tensor planes = Tensor::view(c.scratch(x.nbytes(), "conv_transpose2d_tokens planes"), {x.dim(0), x.dim(2), h, w},
+                               x.dtype(), x.device(), nullptr, "conv_transpose2d_tokens.planes");
+  permute(c, x.reshape({x.dim(0), h, w, x.dim(2)}), {0, 3, 1, 2}, planes);
+  dispatch_float(x.dtype(), "conv_transpose2d_tokens",
+                 [&](auto tag) { launch<decltype(tag)>(c, planes, wt, bp, y, a); });
+}
+
 // Every width with_vector_width can pick for T: the scatter at that width.
 template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
 void add_scatter_variants(std::vector<KernelInfo>& out, const char* type) {
@@ -186,6 +328,17 @@ std::vector<KernelInfo> conv_transpose2d_kernels() {
       {"conv_transpose2d_gather<bf16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__nv_bfloat16>)},
       {"conv_transpose2d_gather<f16>", reinterpret_cast<const void*>(&conv_transpose2d_gather<__half>)},
   };
+  for (const auto& [name, k] : std::vector<std::pair<const char*, const void*>>{
+           {"conv_transpose2d_tokens_scatter<f32,4>", reinterpret_cast<const void*>(&tokens_scatter_kernel<float, 4>)},
+           {"conv_transpose2d_tokens_scatter<f32,2>", reinterpret_cast<const void*>(&tokens_scatter_kernel<float, 2>)},
+           {"conv_transpose2d_tokens_scatter<bf16,4>",
+            reinterpret_cast<const void*>(&tokens_scatter_kernel<__nv_bfloat16, 4>)},
+           {"conv_transpose2d_tokens_scatter<bf16,2>",
+            reinterpret_cast<const void*>(&tokens_scatter_kernel<__nv_bfloat16, 2>)},
+           {"conv_transpose2d_tokens_scatter<f16,4>", reinterpret_cast<const void*>(&tokens_scatter_kernel<__half, 4>)},
+           {"conv_transpose2d_tokens_scatter<f16,2>",
+            reinterpret_cast<const void*>(&tokens_scatter_kernel<__half, 2>)}})
+    out.push_back({name, k});
   add_scatter_variants<float>(out, "f32");
   add_scatter_variants<__nv_bfloat16>(out, "bf16");
   add_scatter_variants<__half>(out, "f16");

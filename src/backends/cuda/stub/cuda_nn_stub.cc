@@ -20,6 +20,10 @@ void conv2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, 
 void conv_transpose2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, int) {
   no_cuda_nn("conv_transpose2d");
 }
+void conv_transpose2d_tokens(CudaContext&, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&, Tensor&,
+                             int) {
+  no_cuda_nn("conv_transpose2d_tokens");
+}
 void rope2d(CudaContext&, Tensor&, const Tensor&, float) { no_cuda_nn("rope2d"); }
 std::string conv2d_upsampled_refusal(const CudaContext&, const Tensor&, const Tensor&, const Tensor&) {
   return "dacpp was built without CUDA";
