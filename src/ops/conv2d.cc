@@ -17,15 +17,16 @@ int64_t conv_out(const char* op, const char* axis, int64_t in, int64_t k, int st
   return (in + 2 * pad - k) / stride + 1;
 }
 
-// x, w and y share one activation dtype (f32 on the CPU; f32, bf16 or f16 on CUDA); bias is f32.
-void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w, const Tensor& bias,
-                  const Tensor& y) {
+// x, w and y share one activation dtype (f32 on the CPU; f32, bf16 or f16 on CUDA); bias is f32. w is rank 4, x rank
+// x_rank (4: planes; 3: tokens); callers check y's shape.
+void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                  int x_rank = 4) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "x", x);
   check_dtype(ctx, op, "w", w, dt);
   check_dtype(ctx, op, "y", y, dt);
   if (bias.defined()) check_input(ctx, op, "bias", bias);
-  check_rank(op, "x", x, 4);
+  check_rank(op, "x", x, x_rank);
   check_rank(op, "w", w, 4);
   check_no_alias(op, "y", y, "x", x);
 }
@@ -127,14 +128,7 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
                              const Tensor& bias, Tensor& y, int stride) {
   using namespace detail;
   constexpr const char* op = "conv_transpose2d_tokens";
-  const DType dt = check_act(ctx, op, "x", x);
-  check_dtype(ctx, op, "w", weight, dt);
-  check_dtype(ctx, op, "y", y, dt);
-  if (bias.defined()) check_input(ctx, op, "bias", bias);
-  check_rank(op, "x", x, 3);
-  check_rank(op, "w", weight, 4);
-  check_rank(op, "y", y, 4);
-  check_no_alias(op, "y", y, "x", x);
+  check_common(ctx, op, x, weight, bias, y, /*x_rank=*/3);
   DACPP_CHECK(h >= 1 && w >= 1 && x.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
               shape_str(x.shape()), ", expected [N, ", h, "·", w, ", C]");
   check_deconv(op, x, x.dim(0), x.dim(2), h, w, weight, bias, y, stride);
