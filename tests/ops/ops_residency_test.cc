@@ -64,6 +64,12 @@ TEST(OpsResidencyTest, ConvAndResizeRefuseOffDeviceTensors) {
   expect_refused("conv2d w", [&] { ops::conv2d(ctx, x, w_dev, Tensor(), y, {1, 1, 1, 1}); });
   Tensor yt = test::output_tensor({1, 3, 10, 10}), wt_dev = on_cuda({2, 3, 2, 2});
   expect_refused("conv_transpose2d w", [&] { ops::conv_transpose2d(ctx, x, wt_dev, Tensor(), yt, 2); });
+  Tensor tokens = test::random_tensor({1, 25, 2}, 5), tokens_dev = on_cuda({1, 25, 2});
+  Tensor wt = test::random_tensor({2, 3, 2, 2}, 6);
+  expect_refused("conv_transpose2d_tokens w",
+                 [&] { ops::conv_transpose2d_tokens(ctx, tokens, 5, 5, wt_dev, Tensor(), yt, 2); });
+  expect_refused("conv_transpose2d_tokens x",
+                 [&] { ops::conv_transpose2d_tokens(ctx, tokens_dev, 5, 5, wt, Tensor(), yt, 2); });
   Tensor yr = test::output_tensor({1, 2, 9, 9});
   expect_refused("resize_bilinear x", [&] { ops::resize_bilinear(ctx, x_dev, yr, false); });
   expect_refused("resize_bicubic x", [&] { ops::resize_bicubic(ctx, x_dev, yr, false); });
@@ -131,6 +137,10 @@ TEST(OpsFaultTest, InjectedOneDnnFailureIsBackendErrorAndContextRecovers) {
   test::expect_close(yc, ref::conv2d(xc, wc, Tensor(), 1, 1, 1, 1, false));
   Tensor wt = test::random_tensor({2, 3, 2, 2}, 7), yt = test::output_tensor({1, 3, 10, 10});
   fault_then_recover("conv_transpose2d", [&] { ops::conv_transpose2d(ctx, xc, wt, Tensor(), yt, 2); });
+  test::expect_close(yt, ref::conv_transpose2d(xc, wt, Tensor(), 2));
+  Tensor tokens = ref::permute(xc, {0, 2, 3, 1}).reshape({1, 25, 2});
+  fault_then_recover("conv_transpose2d_tokens",
+                     [&] { ops::conv_transpose2d_tokens(ctx, tokens, 5, 5, wt, Tensor(), yt, 2); });
   test::expect_close(yt, ref::conv_transpose2d(xc, wt, Tensor(), 2));
   Tensor yu = test::output_tensor({4, 8});
   fault_then_recover("unary", [&] { ops::unary(ctx, ops::Unary::Silu, x, yu); });
