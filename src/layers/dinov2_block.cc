@@ -45,16 +45,21 @@ Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const
 void Dinov2Block::norm1_into(Exec& ex, const Tensor& x, Tensor& h) const { norm1_.forward_into(ex, x, h); }
 
 void Dinov2Block::forward(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* next, const Rope2d* rope,
-                          const Tensor* positions) const {
+                          const Tensor* positions, const ops::DropLeadingNorm* collect) const {
   // x: [B, N, C], the residual stream (f32 on every device; the branches run in the activation dtype); h: norm1(x)
   ArenaScope scope(ex.arena);
   Tensor a = attn_.forward(ex, h, rope, positions);
   norm2_.add_scaled_forward_into(ex, x, a, ls1_, h);  // x += LayerScale(a) in f32, then h = norm2(x)
   Tensor m = ffn_->forward(ex, h);
-  if (next)
-    next->norm1_.add_scaled_forward_into(ex, x, m, ls2_, h);  // x += LayerScale(m), then h = next.norm1(x)
-  else
+  if (next) {
+    // x += LayerScale(m), then h = next.norm1(x) (and the collected norm)
+    next->norm1_.add_scaled_forward_into(ex, x, m, ls2_, h, collect);
+  } else if (collect) {
+    Tensor none;
+    ops::add_scaled_layer_norm(ex.ctx, x, m, ls2_, Tensor(), Tensor(), 0.f, none, collect);
+  } else {
     ops::add_scaled(ex.ctx, x, m, ls2_, x);
+  }
 }
 
 }  // namespace dacpp::layers

@@ -35,9 +35,10 @@ class Dinov2Block {
   // norm is the caller's and, when `next` is given, the next block's first norm is fused into this block's last
   // residual add (one pass over x instead of an add and a norm): h (x's shape, the activation dtype) holds norm1(x)
   // on entry and next->norm1(x) on return (scratch when next is null). The caller computes the first block's h with
-  // norm1_into, and again after anything else writes x between two blocks.
+  // norm1_into, and again after anything else writes x between two blocks. `collect` (a collected layer's output
+  // norm, LayerNorm::drop_leading) is taken in the same pass as that last residual add.
   void forward(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* next, const Rope2d* rope = nullptr,
-               const Tensor* positions = nullptr) const;
+               const Tensor* positions = nullptr, const ops::DropLeadingNorm* collect = nullptr) const;
   void norm1_into(Exec& ex, const Tensor& x, Tensor& h) const;
 
   const SelfAttention& attention() const { return attn_; }

@@ -26,8 +26,13 @@ void LayerNorm::forward_drop_leading_into(Exec& ex, const Tensor& x, int64_t ski
   ops::layer_norm_drop_leading(ex.ctx, x, skip, gamma_, beta_, eps_, y);
 }
 
-void LayerNorm::add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y) const {
-  ops::add_scaled_layer_norm(ex.ctx, x, a, ls, gamma_, beta_, eps_, y);
+void LayerNorm::add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y,
+                                        const ops::DropLeadingNorm* also) const {
+  ops::add_scaled_layer_norm(ex.ctx, x, a, ls, gamma_, beta_, eps_, y, also);
+}
+
+ops::DropLeadingNorm LayerNorm::drop_leading(int64_t skip, const Tensor& out) const {
+  return ops::DropLeadingNorm{gamma_, beta_, eps_, skip, out};
 }
 
 }  // namespace dacpp::layers

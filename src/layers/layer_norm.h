@@ -6,6 +6,7 @@
 
 #include "formats/model_file.h"
 #include "layers/exec.h"
+#include "ops/layer_norm.h"
 
 namespace dacpp::layers {
 
@@ -21,7 +22,11 @@ class LayerNorm {
   void forward_drop_leading_into(Exec& ex, const Tensor& x, int64_t skip, Tensor& y) const;
   // The residual update before this norm, fused: x ← x + a ⊙ ls (ls [dim] or undefined), then y = norm(x).
   // y must not alias x or a.
-  void add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y) const;
+  // `also`: a second norm of the updated x in the same pass (ops::add_scaled_layer_norm).
+  void add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y,
+                               const ops::DropLeadingNorm* also = nullptr) const;
+  // This norm as the second of ops::add_scaled_layer_norm: out = norm(x[:, skip:]) of the updated x.
+  ops::DropLeadingNorm drop_leading(int64_t skip, const Tensor& out) const;
 
   int64_t dim() const { return dim_; }
   float eps() const { return eps_; }

@@ -72,14 +72,6 @@ Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw)
   return tokens;
 }
 
-Tensor Dinov2::collect(RunState& rs, Tensor& x, int64_t patches) const {
-  // x: [B, 1 + P, E] → norm(x)[:, 1:]: [B, P, E] (one launch for the batch on CUDA: per image, DA2-L's batch 16 took
-  // 16 launches of ~7 µs each per collected layer)
-  Tensor feat = rs.ex.alloc({x.dim(0), patches, x.dim(2)}, "vit.feature");
-  norm_.forward_drop_leading_into(rs.ex, x, x.dim(1) - patches, feat);
-  return feat;
-}
-
 void Dinov2::check_input(const Tensor& images) const {
   const int64_t p = cfg_.patch_size;
   DACPP_CHECK(images.rank() == 4 && images.dim(1) == 3 && images.dim(0) > 0 && images.dim(2) >= p &&
@@ -104,9 +96,14 @@ std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
   for (int i = 0; i < cfg_.depth; ++i) {
     const bool rope = block_rope_[static_cast<size_t>(i)];
     const layers::Dinov2Block* next = i + 1 < cfg_.depth ? &blocks_[static_cast<size_t>(i) + 1] : nullptr;
-    blocks_[static_cast<size_t>(i)].forward(rs.ex, x, h, next, rope ? &rope_ : nullptr, rope ? &pos : nullptr);
-    if (std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) != cfg_.out_layers.end()) {
-      feats.push_back(collect(rs, x, gh * gw));
+    const bool collected = std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) != cfg_.out_layers.end();
+    // A collected layer's output norm, norm(x)[:, 1:], is taken in the block's last residual pass.
+    Tensor feat = collected ? rs.ex.alloc({x.dim(0), gh * gw, x.dim(2)}, "vit.feature") : Tensor();
+    const ops::DropLeadingNorm collect = norm_.drop_leading(x.dim(1) - gh * gw, feat);
+    blocks_[static_cast<size_t>(i)].forward(rs.ex, x, h, next, rope ? &rope_ : nullptr, rope ? &pos : nullptr,
+                                            collected ? &collect : nullptr);
+    if (collected) {
+      feats.push_back(feat);
       rs.dump("feat" + std::to_string(feats.size() - 1), feats.back());
     }
   }

@@ -47,7 +47,6 @@ class Dinov2 {
 
  private:
   Tensor embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw) const;
-  Tensor collect(RunState& rs, Tensor& x, int64_t patches) const;
   void check_input(const Tensor& images) const;
   void collect_views(RunState& rs, const Tensor& local, const Tensor& x, int64_t patches, Tensor& feat) const;
   void write_camera_tokens(RunState& rs, Tensor& x, int64_t ref) const;

@@ -117,6 +117,14 @@ bool DptHead::fused_output(RunState& rs, const Tensor& o1, HeadOutputs& out) con
     const layers::Conv2d& conv3 = sky ? *sky2a_ : *out2a_;
     const layers::Conv2d& conv1 = sky ? *sky2b_ : *out2b_;
     Tensor& dst = sky ? out.sky : out.depth;
+    // ReLU and exp ride in the output stage's store; the metric head's sigmoid · max depth is a pass of its own.
+    const ops::HeadFinal final = sky || spec_.activation == DepthActivation::Relu ? ops::HeadFinal::Relu
+                                 : spec_.activation == DepthActivation::Exp       ? ops::HeadFinal::Exp
+                                                                                  : ops::HeadFinal::None;
+    if (final != ops::HeadFinal::None) {
+      ops::upsample_conv_head(ex.ctx, o1, conv3.weight(), conv3.bias(), conv1.weight(), conv1.bias(), dst, final);
+      continue;
+    }
     Tensor logits = ex.alloc(dst.shape(), "dpt.logits");
     ops::upsample_conv_head(ex.ctx, o1, conv3.weight(), conv3.bias(), conv1.weight(), conv1.bias(), logits);
     activate(rs, logits, dst, sky);

@@ -65,15 +65,33 @@ void layer_norm_drop_leading(Context& ctx, const Tensor& x, int64_t skip, const 
 }
 
 void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
-                           const Tensor& beta, float eps, Tensor& y) {
+                           const Tensor& beta, float eps, Tensor& y, const DropLeadingNorm* also) {
   using namespace detail;
   constexpr const char* op = "add_scaled_layer_norm";
-  check_layer_norm(ctx, op, x, gamma, beta, eps, y);
-  check_no_alias(op, "x", x, "y", y);
-  check_no_alias(op, "a", a, "y", y);
+  DACPP_CHECK(y.defined() || also != nullptr, ErrorCode::InvalidArgument, op, ": neither y nor a second norm given");
+  if (y.defined()) {
+    check_layer_norm(ctx, op, x, gamma, beta, eps, y);
+    check_no_alias(op, "x", x, "y", y);
+    check_no_alias(op, "a", a, "y", y);
+  }
+  if (also) {
+    DACPP_CHECK(x.rank() == 3 && also->skip >= 0 && also->skip <= x.dim(1), ErrorCode::InvalidArgument, op, ": ",
+                label("x", x), " must be [B, N, C] with N >= skip (", also->skip, ") for its second norm");
+    check_shape(op, "y2", also->y, {x.dim(0), x.dim(1) - also->skip, x.dim(2)});
+    check_layer_norm(ctx, op, x.offset_view(0, also->y.shape()), also->gamma, also->beta, also->eps, also->y);
+    check_no_alias(op, "x", x, "y2", also->y);
+    check_no_alias(op, "a", a, "y2", also->y);
+    if (y.defined()) check_no_alias(op, "y", y, "y2", also->y);
+  }
+  const auto second = [&] {
+    if (!also) return;
+    Tensor y2 = also->y;
+    layer_norm_drop_leading(ctx, x, also->skip, also->gamma, also->beta, also->eps, y2);
+  };
   if (ctx.device().kind != DeviceKind::Cuda || x.dtype() != DType::F32) {
     add_scaled(ctx, x, a, ls, x);
-    layer_norm(ctx, x, gamma, beta, eps, y);
+    if (y.defined()) layer_norm(ctx, x, gamma, beta, eps, y);
+    second();
     return;
   }
   check_act(ctx, op, "a", a);
@@ -82,7 +100,10 @@ void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tenso
     check_input(ctx, op, "ls", ls);
     check_shape(op, "ls", ls, {x.dim(-1)});
   }
-  cuda::add_scaled_layer_norm(ctx.cuda(), x, a, ls, gamma, beta, eps, y);
+  if (!also) return cuda::add_scaled_layer_norm(ctx.cuda(), x, a, ls, gamma, beta, eps, y);
+  Tensor y2 = also->y;
+  cuda::add_scaled_layer_norm(ctx.cuda(), x, a, ls, gamma, beta, eps, y,
+                              cuda::SecondNorm{&also->gamma, &also->beta, also->eps, also->skip, &y2});
 }
 
 }  // namespace dacpp::ops

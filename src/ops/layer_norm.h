@@ -18,11 +18,23 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
 void layer_norm_drop_leading(Context& ctx, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
                              float eps, Tensor& y);
 
+// A second norm of add_scaled_layer_norm's updated x, as layer_norm_drop_leading takes it: y[b] =
+// layer_norm(x[b, skip:]; gamma, beta, eps) for x [B, N, C], y [B, N − skip, C] — a ViT's output norm of a layer
+// whose features are collected, taken from the same row statistics in the same pass.
+struct DropLeadingNorm {
+  Tensor gamma, beta;
+  float eps = 0.f;
+  int64_t skip = 0;
+  Tensor y;
+};
+
 // add_scaled_layer_norm: x ← x + a ⊙ ls (ops::add_scaled in place; ls [C] or undefined), then y = layer_norm(x):
-// the LayerScale residual update of a pre-norm block and the norm that follows it. On CUDA with an f32 stream x it
-// is one pass over each row (the updated row is normalised while it is in cache); otherwise the two ops in turn.
-// y must not alias x or a. Errors: those of add_scaled and layer_norm.
+// the LayerScale residual update of a pre-norm block and the norm that follows it, and with `also` the collected
+// output norm beside it (y may then be undefined: the last block, no norm follows). On CUDA with an f32 stream x
+// it is one pass over each row (the updated row is normalised while it is in registers); otherwise the ops in turn.
+// y and also->y must not alias x, a or each other. Errors: those of add_scaled, layer_norm and
+// layer_norm_drop_leading.
 void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
-                           const Tensor& beta, float eps, Tensor& y);
+                           const Tensor& beta, float eps, Tensor& y, const DropLeadingNorm* also = nullptr);
 
 }  // namespace dacpp::ops

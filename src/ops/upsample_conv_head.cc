@@ -2,6 +2,7 @@
 
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/conv2d.h"
+#include "ops/elementwise.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -39,7 +40,7 @@ bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, c
 }
 
 void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y) {
+                        const Tensor& b1, Tensor& y, HeadFinal final) {
   constexpr const char* op = "upsample_conv_head";
   check_operands(ctx, op, x, w3, b3, w1, b1, y);
   if (y.numel() == 0) return;
@@ -47,10 +48,12 @@ void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const T
     case DeviceKind::Cpu: {
       Tensor hidden = Tensor::empty({x.dim(0), w3.dim(0), y.dim(2), y.dim(3)}, x.dtype(), "upsample_conv_head.hidden");
       conv2d_upsampled(ctx, x, w3, b3, hidden, Activation::Relu);
-      return conv2d(ctx, hidden, w1, b1, y);
+      conv2d(ctx, hidden, w1, b1, y);
+      if (final != HeadFinal::None) unary(ctx, final == HeadFinal::Relu ? Unary::Relu : Unary::Exp, y, y);
+      return;
     }
     case DeviceKind::Cuda:
-      return cuda::upsample_conv_head(ctx.cuda(), x, w3, b3, w1, b1, y);
+      return cuda::upsample_conv_head(ctx.cuda(), x, w3, b3, w1, b1, y, static_cast<int>(final));
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -1,8 +1,11 @@
 // upsample_conv_head: the last stage of a DPT head (DA2 / DA3 depth and sky outputs) as one op:
 //   x:  [N, C, h, w]          w3: [M, C, 3, 3]   b3: [M] f32 or undefined
 //   w1: [1, M, 1, 1]          b1: [1] f32 or undefined
-//   y:  [N, 1, H, W] = conv1x1(relu(conv3x3_pad1(resize_bilinear(x → H × W, align_corners = true), w3, b3)), w1, b1)
-// (the pre-activation logits; the caller applies the head's activation). x, w3, w1 and y share the activation dtype.
+//   y:  [N, 1, H, W] = final(conv1x1(relu(conv3x3_pad1(resize_bilinear(x → H × W, align_corners = true), w3, b3)),
+//                            w1, b1))
+// with `final` the head's activation where it is ReLU or exp (applied to the f32 sum before y's rounding: no
+// separate pass over the map), otherwise none (the logits; the caller applies its activation). x, w3, w1 and y
+// share the activation dtype.
 // CUDA never stores the H × W maps (bf16 / f16, C % 32 == 0, M = 32: upsample_conv_head_fused says whether these
 // operands qualify): one fused kernel, or — where upsampling by ~1.7× or more, and timed faster on first use — the
 // 3×3 conv's channel mixes as a GEMM at h × w followed by a kernel blending each output pixel's nine taps (the
@@ -17,8 +20,10 @@
 
 namespace dacpp::ops {
 
+enum class HeadFinal { None, Relu, Exp };
+
 void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y);
+                        const Tensor& b1, Tensor& y, HeadFinal final = HeadFinal::None);
 
 // True when ctx runs upsample_conv_head on these operands as one fused kernel (CUDA, the shapes above).
 bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& y);

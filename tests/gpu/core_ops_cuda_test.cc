@@ -75,6 +75,35 @@ TEST_F(LinearCudaTest, LinearMatchesCpu) {
   }
 }
 
+// A K whose rows are not 16 bytes apart (a 3×14×14 patch embedding's 588; 295 in f32, odd) over enough rows
+// takes the padded operands (x's rows copied to a multiple of 16 bytes, w's derived once): with the model's weight,
+// a second call reusing the derived rows, and a borrowed weight (no owned storage: its rows behind x's in scratch).
+TEST_F(LinearCudaTest, PaddedRowsMatchCpu) {
+  if (IsSkipped()) return;
+  const LinearCase cases[] = {
+      {{1369, 588}, 384, true, ops::Activation::None},
+      {{2, 300, 588}, 96, false, ops::Activation::Gelu},
+      {{700, 295}, 130, true, ops::Activation::Relu},
+  };
+  for (const LinearCase& c : cases) {
+    for (DType dt : kDTypes) {
+      const std::string what = str_cat("padded linear x", shape_str(c.x), " n", c.n, " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      LinearOperands o = operands(c, dt, 21, 0.05f);
+      for (int call = 0; call < 2; ++call) {
+        Tensor y = nan_output(o.ys, dt);
+        ops::linear(ctx(), o.xd, o.wd, o.bd, y, c.act);
+        expect_close(y, o.want, dt, str_cat(what, " call ", call));
+      }
+      const Tensor w_view =
+          Tensor::view(o.wd.raw(), o.wd.shape(), o.wd.dtype(), o.wd.device(), nullptr, "w (borrowed)");
+      Tensor y = nan_output(o.ys, dt);
+      ops::linear(ctx(), o.xd, w_view, o.bd, y, c.act);
+      expect_close(y, o.want, dt, what + ", borrowed weight");
+    }
+  }
+}
+
 // Every cuBLASLt candidate the tuning may choose gives the linear's result (not only the one this process's tuning
 // happened to pick): shapes with few output tiles and a long K, with the fused bias / GELU / ReLU epilogues.
 TEST_F(LinearCudaTest, EveryGemmCandidateMatchesCpu) {
@@ -263,6 +292,55 @@ TEST_F(CoreOpsCudaTest, AddScaledLayerNormMatchesCpu) {
   Tensor g = test::random_tensor({64}, 48, 1.f, "gamma");
   Tensor xd = to_device(x, DType::F32), ad = to_device(a, DType::F32), gd = to_device(g, DType::F32);
   EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, xd), Error);
+}
+
+// The fused update with a collected layer's output norm beside it (ops::DropLeadingNorm: norm(x)[:, skip:], its
+// own gamma, beta and eps) against the CPU's add_scaled, layer_norm and layer_norm_drop_leading: with the next
+// block's norm (y) and without it (the last block), skip 1 and 5 over a batch of 2; rows of 1024 / 384 / 768 take
+// the register-resident kernel, 64 the row kernels and a separate drop-leading launch.
+TEST_F(CoreOpsCudaTest, AddScaledLayerNormCollectMatchesCpu) {
+  if (IsSkipped()) return;
+  for (const Shape& s : {Shape{2, 37, 1024}, Shape{2, 19, 384}, Shape{1, 11, 768}, Shape{2, 9, 64}}) {
+    for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+      for (int64_t skip : {1, 5}) {
+        for (bool with_y : {true, false}) {
+          const std::string what = str_cat("add_scaled_layer_norm collect ", shape_str(s), " ", nntest::tag(dt),
+                                           " skip ", skip, " y ", with_y);
+          SCOPED_TRACE(what);
+          const int64_t c = s.back();
+          const Shape kept{s[0], s[1] - skip, c};
+          Tensor x = test::random_tensor(s, 51, 2.f, "x"), a = test::random_tensor(s, 52, 1.f, "a");
+          Tensor ls = test::random_tensor({c}, 53, 0.5f, "ls");
+          Tensor g = test::random_tensor({c}, 54, 1.f, "gamma"), b = test::random_tensor({c}, 55, 1.f, "beta");
+          Tensor g2 = test::random_tensor({c}, 56, 1.f, "gamma2"), b2 = test::random_tensor({c}, 57, 1.f, "beta2");
+          Tensor xd = to_device(x, DType::F32), ad = to_device(a, dt), lsd = to_device(ls, DType::F32);
+          Tensor gd = to_device(g, DType::F32), bd = to_device(b, DType::F32);
+          Tensor g2d = to_device(g2, DType::F32), b2d = to_device(b2, DType::F32);
+          Tensor x_want = test::output_tensor(s), y_want = test::output_tensor(s), f_want = test::output_tensor(kept);
+          ops::add_scaled(cpu_, x, a, ls, x_want);
+          ops::layer_norm(cpu_, x_want, g, b, 1e-6f, y_want);
+          ops::layer_norm_drop_leading(cpu_, x_want, skip, g2, b2, 1e-5f, f_want);
+          Tensor y = with_y ? nan_output(s, dt) : Tensor();
+          const ops::DropLeadingNorm also{g2d, b2d, 1e-5f, skip, nan_output(kept, dt)};
+          ops::add_scaled_layer_norm(ctx(), xd, ad, lsd, with_y ? gd : Tensor(), with_y ? bd : Tensor(), 1e-6f, y,
+                                     &also);
+          expect_close(xd, x_want, DType::F32, what + " stream");
+          if (with_y) expect_close(y, y_want, dt, what + " norm");
+          expect_close(also.y, f_want, dt, what + " collected norm");
+        }
+      }
+    }
+  }
+  // Refused: no output at all; a second output of the wrong shape or aliasing y.
+  Tensor x = test::random_tensor({1, 5, 64}, 58, 1.f, "x"), a = test::random_tensor({1, 5, 64}, 59, 1.f, "a");
+  Tensor g = test::random_tensor({64}, 60, 1.f, "gamma");
+  Tensor xd = to_device(x, DType::F32), ad = to_device(a, DType::F32), gd = to_device(g, DType::F32);
+  Tensor none, y = nan_output({1, 5, 64}, DType::F32);
+  EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, none), Error);
+  const ops::DropLeadingNorm wrong{gd, gd, 1e-6f, 1, nan_output({1, 5, 64}, DType::F32)};
+  EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, y, &wrong), Error);
+  const ops::DropLeadingNorm same{gd, gd, 1e-6f, 0, y};
+  EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, y, &same), Error);
 }
 
 TEST_F(CoreOpsCudaTest, UnaryMatchesCpu) {

@@ -79,6 +79,16 @@ TEST_P(UpsampleConvHeadCudaTest, MatchesCpuAndTheUnfusedOps) {
     expect_close(yp, want, k.dt, std::string(name) + " vs the CPU");
     const test::Diff dp = test::diff(to_host(yp), to_host(y2));
     EXPECT_LE(dp.rel_l2, 5e-3) << name << " vs unfused CUDA";
+    // The head's activation in the store (ops::HeadFinal): ReLU, and exp (DA3 mono's depth), against the CPU op
+    // with the same activation.
+    for (const ops::HeadFinal final : {ops::HeadFinal::Relu, ops::HeadFinal::Exp}) {
+      const std::string what = str_cat(name, final == ops::HeadFinal::Relu ? " + ReLU" : " + exp", " vs the CPU");
+      Tensor ya = nan_output({k.n, 1, k.oh, k.ow}, k.dt, "y_final");
+      cuda::upsample_conv_head_path(ctx().cuda(), path, xd, w3d, b3d, w1d, b1d, ya, static_cast<int>(final));
+      Tensor want_a = test::output_tensor({k.n, 1, k.oh, k.ow});
+      ops::upsample_conv_head(cpu, x, w3, b3, w1, b1, want_a, final);
+      expect_close(ya, want_a, k.dt, what);
+    }
   }
 }
 

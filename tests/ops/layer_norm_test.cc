@@ -76,6 +76,60 @@ TEST(LayerNormDropLeadingTest, ShapesChecked) {
   expect_invalid(1, test::output_tensor({8, 8}), "a rank-2 y");
 }
 
+// add_scaled_layer_norm with a collected layer's output norm beside the next block's (ops::DropLeadingNorm): the
+// updated stream, y = norm(x) and y2 = norm2(x)[:, skip:] against the reference on x + a ⊙ ls; without y (the
+// last block) only the stream and y2.
+TEST(AddScaledLayerNormTest, SecondNormMatchesReference) {
+  ops::Context ctx;
+  const int64_t b = 2, n = 9, c = 40, skip = 1;
+  for (bool with_y : {true, false}) {
+    SCOPED_TRACE(with_y);
+    Tensor x = test::random_tensor({b, n, c}, 11, 2.f, "x"), a = test::random_tensor({b, n, c}, 12, 1.f, "a");
+    Tensor ls = test::random_tensor({c}, 13, 0.5f, "ls");
+    Tensor g = test::random_tensor({c}, 14), be = test::random_tensor({c}, 15);
+    Tensor g2 = test::random_tensor({c}, 16), be2 = test::random_tensor({c}, 17);
+    Tensor updated = x.clone();
+    for (int64_t i = 0; i < updated.numel(); ++i)
+      updated.data<float>()[i] += a.data<float>()[i] * ls.data<float>()[i % c];
+    Tensor y = with_y ? test::output_tensor({b, n, c}) : Tensor();
+    const ops::DropLeadingNorm also{g2, be2, 1e-5f, skip, test::output_tensor({b, n - skip, c})};
+    ops::add_scaled_layer_norm(ctx, x, a, ls, with_y ? g : Tensor(), with_y ? be : Tensor(), 1e-6f, y, &also);
+    test::expect_close(x, updated);
+    if (with_y) test::expect_close(y, ref::layer_norm(updated, g, be, 1e-6f));
+    const Tensor all = ref::layer_norm(updated, g2, be2, 1e-5f);
+    Tensor want = test::output_tensor({b, n - skip, c});
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t r = skip; r < n; ++r)
+        for (int64_t k = 0; k < c; ++k)
+          want.data<float>()[(i * (n - skip) + r - skip) * c + k] = all.data<float>()[(i * n + r) * c + k];
+    test::expect_close(also.y, want);
+  }
+}
+
+TEST(AddScaledLayerNormTest, SecondNormChecked) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({2, 5, 8}, 1), a = test::random_tensor({2, 5, 8}, 2);
+  Tensor g = test::random_tensor({8}, 3), be = test::random_tensor({8}, 4);
+  Tensor y = test::output_tensor({2, 5, 8}), none;
+  const auto expect_invalid = [&](Tensor& out, const ops::DropLeadingNorm* also, const char* what) {
+    try {
+      ops::add_scaled_layer_norm(ctx, x, a, Tensor(), g, be, 1e-6f, out, also);
+      ADD_FAILURE() << "accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << what << ": " << e.message();
+    }
+  };
+  expect_invalid(none, nullptr, "neither y nor a second norm");
+  const ops::DropLeadingNorm rows{g, be, 1e-6f, 1, test::output_tensor({2, 5, 8})};
+  expect_invalid(y, &rows, "a second output with the skipped rows");
+  const ops::DropLeadingNorm past{g, be, 1e-6f, 6, test::output_tensor({2, 0, 8})};
+  expect_invalid(y, &past, "skip past N");
+  const ops::DropLeadingNorm gamma{test::random_tensor({7}, 5), be, 1e-6f, 1, test::output_tensor({2, 4, 8})};
+  expect_invalid(y, &gamma, "a second gamma of the wrong length");
+  const ops::DropLeadingNorm same{g, be, 1e-6f, 0, y};
+  expect_invalid(y, &same, "a second output aliasing y");
+}
+
 TEST(LayerNormErrorTest, GammaShapeNamed) {
   ops::Context ctx;
   Tensor x = test::random_tensor({2, 8}, 1), y = test::output_tensor({2, 8});

@@ -76,9 +76,21 @@ TEST(UpsampleConvHead, MatchesTheWrittenOutDefinition) {
     Tensor b1 = k.bias ? test::random_tensor({1}, 5, 0.3f, "b1") : Tensor();
     Tensor y = test::output_tensor({k.n, 1, k.oh, k.ow});
     ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
-    const test::Diff d = test::diff(y, naive(x, w3, b3, w1, b1, k.oh, k.ow));
+    const Tensor logits = naive(x, w3, b3, w1, b1, k.oh, k.ow);
+    const test::Diff d = test::diff(y, logits);
     EXPECT_LE(d.rel_l2, 1e-5) << k.c << " channels, " << k.h << "x" << k.w << " -> " << k.oh << "x" << k.ow;
     EXPECT_FALSE(ops::upsample_conv_head_fused(ctx, x, w3, y)) << "the CPU has no fused kernel";
+    // The head's activation applied to the logits (ops::HeadFinal).
+    for (const ops::HeadFinal final : {ops::HeadFinal::Relu, ops::HeadFinal::Exp}) {
+      Tensor ya = test::output_tensor({k.n, 1, k.oh, k.ow});
+      ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, ya, final);
+      Tensor want = logits.clone();
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        float& v = want.data<float>()[i];
+        v = final == ops::HeadFinal::Relu ? std::max(v, 0.f) : std::exp(v);
+      }
+      EXPECT_LE(test::diff(ya, want).rel_l2, 1e-5) << "final " << static_cast<int>(final);
+    }
   }
 }
 

@@ -113,10 +113,18 @@ void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tens
 // y[b] = layer_norm(x[b, skip:]): x [B, N, C], y [B, N − skip, C] (dtypes as layer_norm's, not aliased); one launch.
 void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
                              float eps, Tensor& y);
-// x ← x + a ⊙ ls (ls [C] f32 or undefined), then y = layer_norm(x): x f32, a and y any float dtype, y not
-// aliasing x or a.
+// add_scaled_layer_norm's second norm (ops::DropLeadingNorm): *y = layer_norm(x[b, skip:]; *gamma, *beta, eps).
+struct SecondNorm {
+  const Tensor* gamma = nullptr;
+  const Tensor* beta = nullptr;
+  float eps = 0.f;
+  int64_t skip = 0;
+  Tensor* y = nullptr;
+};
+// x ← x + a ⊙ ls (ls [C] f32 or undefined), then y = layer_norm(x) unless y is undefined, and the second norm when
+// given: x f32, a and the outputs any float dtype, the outputs aliasing nothing.
 void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
-                           const Tensor& beta, float eps, Tensor& y);
+                           const Tensor& beta, float eps, Tensor& y, const SecondNorm& second = {});
 void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 // y = a (op) broadcast(b); b's shape right-aligned against a's, already validated.
 void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);

@@ -68,12 +68,13 @@ std::string upsample_conv_head_refusal(const Tensor& x, const Tensor& w3, const 
 // Two paths, timed on first use of a shape where both apply: the fused kernel (upsampled halo + 3×3 conv on
 // mma.sync), or taps first (the 3×3 conv's channel mixes as one GEMM at the source resolution, then each output
 // pixel's nine taps blended from it: where (in - 1) / (out - 1) <= 10 / 17 per axis).
+// `final`: 0 none, 1 ReLU, 2 exp on the one output channel (ops::HeadFinal), before y's rounding.
 void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y);
+                        const Tensor& b1, Tensor& y, int final = 0);
 enum class HeadPath { Fused, TapsFirst };
 // upsample_conv_head on the path given (tests, benchmarks); Unsupported where that path does not apply.
 void upsample_conv_head_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3,
-                             const Tensor& w1, const Tensor& b1, Tensor& y);
+                             const Tensor& w1, const Tensor& b1, Tensor& y, int final = 0);
 
 // Kernel tables for the load-time probe (kernel_probe.h); nn_kernels() concatenates them.
 std::vector<KernelInfo> attention_kernels();

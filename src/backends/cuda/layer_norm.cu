@@ -109,19 +109,33 @@ __global__ void add_scaled_layer_norm_kernel(float* x, const TA* __restrict__ a,
   layer_norm_row<float, V, TY, TA, true>(x + row * cols, a + row * cols, ls, gamma, beta, y + row * cols, cols, eps);
 }
 
+// One output of add_scaled_layer_norm_regs_kernel: y[img·(n − skip) + t − skip] = layer_norm(x[img·n + t]; gamma,
+// beta, eps) for the rows t >= skip of each image's n rows — with skip = 0 every row in place (o1: the next
+// block's norm), otherwise layer_norm_drop_leading's rows (o2: a collected layer's output norm). y null: none.
+template <typename TY>
+struct NormOut {
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  TY* y = nullptr;
+  float eps = 0.f;
+  int n = 1, skip = 0;
+};
+
 // add_scaled_layer_norm_kernel for rows of cols = 32·4·NP (f32 stream, 4 elements per 16-byte load): each lane
 // keeps its packs in registers, so the variance and output passes do not read the row back. WPR warps share a row
 // (NP / WPR packs per lane; their partial sums meet in shared memory, added in warp order): DA2-L's 1370 rows of
 // 1024 gave one warp per row only ~10 warps per multiprocessor, and Nsight Compute found the one-warp kernel idle
 // on 88 % of its cycles (15.9 % achieved occupancy). With WPR = 1 the sums are layer_norm_row's, in its order.
-// A lane's columns of ls, gamma and beta (16-byte loads) are read before pdl_enter: they are weights, placed on the
-// device at load and never written by a kernel of the forward, so the loads overlap the launch and the previous
-// kernel's tail instead of adding an L2 round trip after the row's sums (Nsight Compute, session 19: DA2-L's
-// 6.6 µs launches issued on 19 % of their cycles, latency-bound).
-template <int NP, int WPR, typename TA, typename TY>
+// A lane's columns of ls and of o1's gamma and beta (16-byte loads) are read before pdl_enter: they are weights,
+// placed on the device at load and never written by a kernel of the forward, so the loads overlap the launch and
+// the previous kernel's tail instead of adding an L2 round trip after the row's sums (Nsight Compute, session 19:
+// DA2-L's 6.6 µs launches issued on 19 % of their cycles, latency-bound). o2 (y null: none) normalises the same
+// rows with its own gamma, beta and eps from the same sums — a collected layer's output norm beside the next
+// block's first norm, which otherwise took a launch of its own that read the row back (7-12 µs on DA2-L's
+// critical path, session 25's timeline); its weights are read after the sums (4 launches of DA2-L's 47).
+template <int NP, int WPR, typename TA, typename TY, bool kSecond>
 __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
-                                                  const float* __restrict__ gamma, const float* __restrict__ beta,
-                                                  TY* __restrict__ y, int64_t rows, float eps) {
+                                                  NormOut<TY> o1, NormOut<TY> o2, int64_t rows) {
   static_assert(NP % WPR == 0 && kWarpsPerBlock % WPR == 0, "a row's packs split evenly over its warps");
   constexpr int V = 4, kCols = 32 * V * NP, kPer = NP / WPR;
   struct alignas(16) Pack {
@@ -133,8 +147,10 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
   for (int i = 0; i < kPer; ++i) {
     const int p = lane + 32 * (part + WPR * i);
     if (ls) lsv[i] = reinterpret_cast<const Pack*>(ls)[p];
-    gv[i] = reinterpret_cast<const Pack*>(gamma)[p];
-    bv[i] = reinterpret_cast<const Pack*>(beta)[p];
+    if (!kSecond || o1.y) {
+      gv[i] = reinterpret_cast<const Pack*>(o1.gamma)[p];
+      bv[i] = reinterpret_cast<const Pack*>(o1.beta)[p];
+    }
   }
   pdl_enter();
   struct alignas(sizeof(TA) * V) PackA {
@@ -163,7 +179,6 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
   const int64_t base = live ? row * kCols : 0;
   Pack* xr = reinterpret_cast<Pack*>(x + base);
   const PackA* ar = reinterpret_cast<const PackA*>(a + base);
-  PackY* yr = reinterpret_cast<PackY*>(y + base);
   Pack v[kPer];
   float s = 0.f;
 #pragma unroll
@@ -191,15 +206,38 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
         const float d = v[i].v[j] - mean;
         q += d * d;
       }
-  const float rstd = 1.f / sqrtf(row_sum(warp_sum(q), partial[1]) / static_cast<float>(kCols) + eps);
+  const float var = row_sum(warp_sum(q), partial[1]) / static_cast<float>(kCols);
   if (!live) return;
+  if (!kSecond || o1.y) {
+    const float rstd = 1.f / sqrtf(var + o1.eps);
+    PackY* yr = reinterpret_cast<PackY*>(o1.y + row * kCols);
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int p = lane + 32 * (part + WPR * i);
-    PackY o;
+    for (int i = 0; i < kPer; ++i) {
+      const int p = lane + 32 * (part + WPR * i);
+      PackY o;
 #pragma unroll
-    for (int j = 0; j < V; ++j) o.v[j] = from_f32<TY>((v[i].v[j] - mean) * rstd * gv[i].v[j] + bv[i].v[j]);
-    yr[p] = o;
+      for (int j = 0; j < V; ++j) o.v[j] = from_f32<TY>((v[i].v[j] - mean) * rstd * gv[i].v[j] + bv[i].v[j]);
+      yr[p] = o;
+    }
+  }
+  if constexpr (kSecond) {
+    // rows < 2^31 (launch_fused_regs): the image and token of the row in 32 bits.
+    const int t = static_cast<int>(row) % o2.n;
+    if (t < o2.skip) return;
+    const float rstd = 1.f / sqrtf(var + o2.eps);
+    const int64_t r2 = static_cast<int64_t>(static_cast<int>(row) / o2.n) * (o2.n - o2.skip) + t - o2.skip;
+    PackY* yr = reinterpret_cast<PackY*>(o2.y + r2 * kCols);
+#pragma unroll
+    for (int i = 0; i < kPer; ++i) {
+      const int p = lane + 32 * (part + WPR * i);
+      // The updated row read back (this lane's own stores) rather than v kept live through o1's stores.
+      const Pack xv = xr[p];
+      const Pack g = reinterpret_cast<const Pack*>(o2.gamma)[p], b = reinterpret_cast<const Pack*>(o2.beta)[p];
+      PackY o;
+#pragma unroll
+      for (int j = 0; j < V; ++j) o.v[j] = from_f32<TY>((xv.v[j] - mean) * rstd * g.v[j] + b.v[j]);
+      yr[p] = o;
+    }
   }
 }
 
@@ -219,9 +257,71 @@ bool any_reg_packs(F&& f, std::integer_sequence<int, NP...>) {
   return (f(std::integral_constant<int, NP>{}) || ...);
 }
 
+// The second norm's output for the register-resident kernel (none when not asked for).
+template <typename TY>
+NormOut<TY> second_out(const SecondNorm& s, const Tensor& x) {
+  NormOut<TY> o;
+  if (s.y == nullptr) return o;
+  o.gamma = static_cast<const float*>(s.gamma->raw());
+  o.beta = static_cast<const float*>(s.beta->raw());
+  o.y = static_cast<TY*>(s.y->raw());
+  o.eps = s.eps;
+  o.n = static_cast<int>(x.dim(1));
+  o.skip = static_cast<int>(s.skip);
+  return o;
+}
+
+// True when the register-resident kernel took the call (rows of 384 / 768 / 1024 / 1536 f32 with 16-byte aligned
+// operands, both outputs in TY); the second norm, when asked for, is then done too.
 template <typename TA, typename TY>
-void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma, const Tensor& beta,
-                  float eps, Tensor& y) {
+bool launch_fused_regs(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                       const Tensor& beta, float eps, Tensor& y, const SecondNorm& second) {
+  const int64_t cols = x.dim(-1);
+  const int64_t rows = x.numel() / cols;
+  float* xp = static_cast<float*>(x.raw());
+  const TA* ap = static_cast<const TA*>(a.raw());
+  const float* lp = ls.defined() ? static_cast<const float*>(ls.raw()) : nullptr;
+  if (second.y && y.defined() && second.y->dtype() != y.dtype()) return false;
+  if (rows > 0x7fffffff) return false;  // the kernel finds a row's image and token in 32 bits
+  // o1: every row in place (n = 1, skip = 0).
+  NormOut<TY> o1;
+  o1.gamma = static_cast<const float*>(gamma.raw());
+  o1.beta = static_cast<const float*>(beta.raw());
+  o1.y = y.defined() ? static_cast<TY*>(y.raw()) : nullptr;
+  o1.eps = eps;
+  const NormOut<TY> o2 = second_out<TY>(second, x);
+  const auto aligned_out = [](const NormOut<TY>& o) {
+    return o.y == nullptr || (aligned_to(o.y, 4 * sizeof(TY)) && aligned_to(o.gamma, 16) && aligned_to(o.beta, 16));
+  };
+  if (cols % 4 != 0 || !aligned_to(xp, 16) || !aligned_to(ap, 4 * sizeof(TA)) || (lp && !aligned_to(lp, 16)) ||
+      !aligned_out(o1) || !aligned_out(o2))
+    return false;
+  const auto regs = [&](auto np) {
+    constexpr int kNP = decltype(np)::value;
+    if (cols != 128 * kNP) return false;
+    constexpr int kWpr = warps_per_row<kNP>(), kRowsPerBlock = kWarpsPerBlock / kWpr;
+    const int64_t reg_blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
+                " rows exceed the CUDA grid");
+    // The second norm's code in the kernel costs registers (54 against 48 for DA2-L's rows: 9 blocks per SM
+    // instead of 10), so only the 4 launches per forward that take it run that instantiation.
+    const unsigned grid = static_cast<unsigned>(reg_blocks);
+    if (o2.y) {
+      launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true>, grid,
+                    32 * kWarpsPerBlock, 0, xp, ap, lp, o1, o2, rows);
+    } else {
+      launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false>, grid,
+                    32 * kWarpsPerBlock, 0, xp, ap, lp, o1, o2, rows);
+    }
+    return true;
+  };
+  return any_reg_packs(regs, RegPacks{});
+}
+
+// The row-function kernels for rows the register-resident kernel does not take (y defined; no second norm).
+template <typename TA, typename TY>
+void launch_fused_rows(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
+                       const Tensor& beta, float eps, Tensor& y) {
   const int64_t cols = x.dim(-1);
   const int64_t rows = x.numel() / cols;
   const int64_t blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
@@ -234,22 +334,7 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   const float* gp = static_cast<const float*>(gamma.raw());
   const float* bp = static_cast<const float*>(beta.raw());
   // 4 elements per step: 16-byte loads of x, 8-byte of a bf16 / f16 branch.
-  const bool vec =
-      cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY));
-  const bool vec_weights = aligned_to(gp, 16) && aligned_to(bp, 16) && (lp == nullptr || aligned_to(lp, 16));
-  const auto regs = [&](auto np) {
-    constexpr int kNP = decltype(np)::value;
-    if (!vec || !vec_weights || cols != 128 * kNP) return false;
-    constexpr int kWpr = warps_per_row<kNP>(), kRowsPerBlock = kWarpsPerBlock / kWpr;
-    const int64_t reg_blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-    DACPP_CHECK(reg_blocks <= 0x7fffffff, ErrorCode::Unsupported, "add_scaled_layer_norm: ", rows,
-                " rows exceed the CUDA grid");
-    launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY>,
-                  static_cast<unsigned>(reg_blocks), 32 * kWarpsPerBlock, 0, xp, ap, lp, gp, bp, yp, rows, eps);
-    return true;
-  };
-  if (any_reg_packs(regs, RegPacks{})) return;
-  if (vec) {
+  if (cols % 4 == 0 && aligned_to(xp, 16) && aligned_to(ap, 4 * sizeof(TA)) && aligned_to(yp, 4 * sizeof(TY))) {
     launch_kernel(c, "add_scaled_layer_norm_vec", add_scaled_layer_norm_kernel<4, TA, TY>,
                   static_cast<unsigned>(blocks), 32 * kWarpsPerBlock, 0, xp, ap, lp, gp, bp, yp, rows, cols, eps);
   } else {
@@ -258,7 +343,6 @@ void launch_fused(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, 
   }
 }
 
-// y's rows normalised from x's (layer_norm_kernel's kept / skip: y row r from x row r + (r / kept + 1)·skip).
 template <typename T, typename TY = T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y,
             int64_t skip = 0) {
@@ -305,15 +389,24 @@ void layer_norm_drop_leading(CudaContext& c, const Tensor& x, int64_t skip, cons
 }
 
 void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,
-                           const Tensor& beta, float eps, Tensor& y) {
+                           const Tensor& beta, float eps, Tensor& y, const SecondNorm& second) {
   if (x.numel() == 0) return;
   DACPP_CHECK(x.dtype() == DType::F32, ErrorCode::Unsupported, "add_scaled_layer_norm (cuda): a ",
               dtype_name(x.dtype()), " stream (f32 only)");
   c.make_current();
+  const DType out = y.defined() ? y.dtype() : second.y->dtype();
+  bool fused = false;
   dispatch_float(a.dtype(), "add_scaled_layer_norm", [&](auto atag) {
-    dispatch_float(y.dtype(), "add_scaled_layer_norm",
-                   [&](auto ytag) { launch_fused<decltype(atag), decltype(ytag)>(c, x, a, ls, gamma, beta, eps, y); });
+    dispatch_float(out, "add_scaled_layer_norm", [&](auto ytag) {
+      using TA = decltype(atag);
+      using TY = decltype(ytag);
+      fused = launch_fused_regs<TA, TY>(c, x, a, ls, gamma, beta, eps, y, second);
+      if (!fused && y.defined()) launch_fused_rows<TA, TY>(c, x, a, ls, gamma, beta, eps, y);
+    });
   });
+  if (fused || second.y == nullptr) return;
+  if (!y.defined()) add_scaled(c, x, a, ls, x);
+  run_layer_norm(c, x, *second.gamma, *second.beta, second.eps, *second.y, second.skip, "add_scaled_layer_norm");
 }
 
 template <typename TA, typename TY>
@@ -321,9 +414,11 @@ void add_regs_kernels(std::vector<KernelInfo>& out, const char* type) {
   any_reg_packs(
       [&](auto np) {
         constexpr int kNP = decltype(np)::value;
-        out.push_back(
-            {str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ">"),
-             reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, warps_per_row<kNP>(), TA, TY>)});
+        constexpr int kWpr = warps_per_row<kNP>();
+        out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ">"),
+                       reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false>)});
+        out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ",second norm>"),
+                       reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true>)});
         return false;  // every width
       },
       RegPacks{});

@@ -18,6 +18,7 @@
 // output and then the GELU. So bf16 / f16 use GELU_BIAS / GELU; f32, where the exact form matters at 1e-6, runs the
 // BIAS epilogue followed by our exact erf GELU kernel in place.
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,6 +59,39 @@ __global__ void gelu_vec_kernel(Vec16<T>* y, int64_t nv) {
     }
     y[i] = v;
   }
+}
+
+// Rows of `src` ([rows, k], k apart) copied to rows kp apart with a zero tail: the padded operands of a linear
+// whose K leaves its rows off cuBLASLt's 16-byte alignment (pad_k below).
+template <typename T>
+__global__ void pad_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int k, int kp) {
+  pdl_enter();
+  const int64_t total = rows * kp;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / kp;
+    const int j = static_cast<int>(i - r * kp);
+    dst[i] = j < k ? src[r * k + j] : from_f32<T>(0.f);
+  }
+}
+
+template <typename T>
+void launch_pad_rows(CudaContext& c, const void* src, void* dst, int64_t rows, int64_t k, int64_t kp) {
+  launch_kernel(c, "linear_pad_rows", pad_rows_kernel<T>, grid_for(c, rows * kp, kBlock), kBlock, 0,
+                static_cast<const T*>(src), static_cast<T*>(dst), rows, static_cast<int>(k), static_cast<int>(kp));
+}
+
+constexpr int kDerivedPaddedRows = 6;  // CudaContext::derived kind: w [N][K] in rows of kp (pad_k), zero tail
+
+// The K a linear's operands are padded to (K itself when they need no padding). cuBLASLt gives rows whose stride is
+// not a multiple of 16 bytes only its sm_80 / sm_75 "align" kernels: DA2-L's patch embedding (K = 3·14·14 = 588,
+// 1176 bytes) ran a cutlass 128x128 align2 kernel for 20.4 µs, ~80 TFLOP/s (session 25's timeline). Padded to a
+// multiple of 16 bytes, with x's rows copied (one pass over M·K elements) and w's derived once per weight, it gets
+// the aligned Hopper kernels. Small products keep the plain call (the copy would cost more than it saves).
+template <typename T>
+int64_t pad_k(int64_t m, int64_t k) {
+  constexpr int64_t kAlign = 16 / static_cast<int64_t>(sizeof(T));
+  if (k % kAlign == 0 || m * k < (int64_t{1} << 16) || k > (int64_t{1} << 30)) return k;
+  return (k + kAlign - 1) / kAlign * kAlign;
 }
 
 template <typename T>
@@ -101,18 +135,40 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   if (act == Epilogue::Gelu && kFusedGelu) epi = bias_d ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   const std::string what = str_cat("linear ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " [",
                                    m, "x", k, "]·[", n, "x", k, "]^T");
+  // Operands padded to kp (pad_k): x's rows into scratch, w's derived once per weight (a borrowed w, without
+  // owned storage, behind x's rows in the same scratch, which a second scratch() call would replace).
+  // (A borrowed bias's converted copy lives in scratch: such a call keeps its unpadded operands.)
+  const int64_t kp = bias_f32 && !bias.storage() && !std::is_same_v<T, float> ? k : pad_k<T>(m, k);
+  const void* a_ptr = w.raw();
+  const void* b_ptr = x.raw();
+  std::shared_ptr<const void> w_rows;
+  if (kp != k) {
+    const size_t x_bytes = (sizeof(T) * static_cast<size_t>(m * kp) + 255) / 256 * 256;
+    const size_t w_bytes = sizeof(T) * static_cast<size_t>(n * kp);
+    auto* mem = static_cast<char*>(c.scratch(x_bytes + (w.storage() ? 0 : w_bytes), "linear padded rows"));
+    launch_pad_rows<T>(c, x.raw(), mem, m, k, kp);
+    const auto fill = [&](void* dst) { launch_pad_rows<T>(c, w.raw(), dst, n, k, kp); };
+    if (w.storage()) {
+      w_rows = c.derived(w, kDerivedPaddedRows, w_bytes, fill, "linear padded weight rows");
+    } else {
+      fill(mem + x_bytes);
+      w_rows = std::shared_ptr<const void>(mem + x_bytes, [](const void*) {});
+    }
+    a_ptr = w_rows.get();
+    b_ptr = mem;
+  }
   // Row-major y[M, N] = x[M, K]·w[N, K]^T is column-major D[N, M] = (w buffer as [K, N])^T · (x buffer as [K, M]).
   GemmSpec g;
   g.m = n;
   g.n = m;
-  g.k = k;
+  g.k = kp;
   g.trans_a = true;
-  g.lda = k;
-  g.ldb = k;
+  g.lda = kp;
+  g.ldb = kp;
   g.ldd = n;
   g.dtype = x.dtype();
   g.epilogue = epi;
-  run(g, w.raw(), x.raw(), y.raw(), bias_d, what.c_str());
+  run(g, a_ptr, b_ptr, y.raw(), bias_d, what.c_str());
   if (bias_unfused) launch_bias_act<T>(c, y, bias_f32, m, n, act);
   else if (act == Epilogue::Gelu && !kFusedGelu) launch_bias_act<T>(c, y, nullptr, m, n, Epilogue::Gelu);
 }
@@ -164,6 +220,9 @@ std::vector<KernelInfo> linear_kernels() {
       {"linear_gelu_vec<f32>", reinterpret_cast<const void*>(&gelu_vec_kernel<float>)},
       {"linear_gelu_vec<bf16>", reinterpret_cast<const void*>(&gelu_vec_kernel<__nv_bfloat16>)},
       {"linear_gelu_vec<f16>", reinterpret_cast<const void*>(&gelu_vec_kernel<__half>)},
+      {"linear_pad_rows<f32>", reinterpret_cast<const void*>(&pad_rows_kernel<float>)},
+      {"linear_pad_rows<bf16>", reinterpret_cast<const void*>(&pad_rows_kernel<__nv_bfloat16>)},
+      {"linear_pad_rows<f16>", reinterpret_cast<const void*>(&pad_rows_kernel<__half>)},
   };
 }
 

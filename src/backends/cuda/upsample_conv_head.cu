@@ -63,7 +63,13 @@ struct Args {
   int c, h, w;             // x: [N, C, h, w]
   int oh, ow;              // y: [N, 1, oh, ow]
   float scale_h, scale_w;  // source pixels per output pixel (align_corners: (in - 1) / (out - 1))
+  int final = 0;           // the head's activation on y: 0 none, 1 ReLU, 2 exp (ops::HeadFinal)
 };
+
+// The output value with the head's activation applied (Args::final), in f32 before y's rounding.
+__device__ __forceinline__ float final_value(float v, int final) {
+  return final == 1 ? fmaxf(v, 0.f) : final == 2 ? expf(v) : v;
+}
 
 // One axis of a halo tap: source indices i0, i1 and weights (1 - l, l), or outside the output (zero padding).
 struct Tap {
@@ -341,7 +347,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       s += __shfl_xor_sync(0xffffffffu, s, 2);
       const int ox = ox0 + 16 * mt + 8 * half + g;
       if (t == 0 && oy < a.oh && ox < a.ow)
-        y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + bias1);
+        y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(final_value(s + bias1, a.final));
     }
 }
 
@@ -380,9 +386,10 @@ Args args_of(const Tensor& x, const Tensor& y) {
 
 template <typename T, int KC>
 void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
-            Tensor& y) {
+            Tensor& y, int final) {
   const std::shared_ptr<const void> wt = tap_weights<T>(c, w3);
-  const Args a = args_of(x, y);
+  Args a = args_of(x, y);
+  a.final = final;
   constexpr int smem = smem_bytes<KC>();
   auto* kernel = &upsample_conv_head_kernel<T, KC>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
@@ -536,7 +543,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     float s = 0.f;
 #pragma unroll
     for (int m = 0; m < head::kHidden; ++m) s += fmaxf(acc[m] + bias3[m], 0.f) * proj[m];
-    y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] = mma::from_float<T>(s + (b1 ? __ldg(b1) : 0.f));
+    y[(static_cast<long long>(n) * a.oh + oy) * a.ow + ox] =
+        mma::from_float<T>(head::final_value(s + (b1 ? __ldg(b1) : 0.f), a.final));
   } else {
     const long long plane = static_cast<long long>(a.oh) * a.ow;
     T* out = y + (static_cast<long long>(n) * bl.chunks + chunk) * head::kHidden * plane +
@@ -556,8 +564,9 @@ constexpr size_t kZBytes = size_t{256} << 20;
 
 template <typename T, bool kHead>
 void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const float* b3, const T* w1, const float* b1,
-         Tensor& y, bool relu, const char* what) {
-  const head::Args a = head::args_of(x, y);
+         Tensor& y, bool relu, const char* what, int final = 0) {
+  head::Args a = head::args_of(x, y);
+  a.final = final;
   const Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
   const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
   const size_t per_image = sizeof(T) * static_cast<size_t>(p) * static_cast<size_t>(bl.z_channels);
@@ -593,11 +602,11 @@ void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const floa
 
 template <typename T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
-            Tensor& y) {
+            Tensor& y, int final) {
   const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w3);
   run<T, true>(c, x, wt.get(), 1, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
                static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, y, false,
-               "upsample_conv_head taps z");
+               "upsample_conv_head taps z", final);
 }
 
 // conv2d_upsampled taps first, on head::tap_weights' chunked layout.
@@ -637,19 +646,19 @@ std::string taps_refusal(const Tensor& x, const Tensor& y) {
 }
 
 void run_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-              const Tensor& b1, Tensor& y) {
+              const Tensor& b1, Tensor& y, int final) {
   const bool bf16 = x.dtype() == DType::BF16;
   if (path == HeadPath::TapsFirst) {
-    if (bf16) return taps::launch<__nv_bfloat16>(c, x, w3, b3, w1, b1, y);
-    return taps::launch<__half>(c, x, w3, b3, w1, b1, y);
+    if (bf16) return taps::launch<__nv_bfloat16>(c, x, w3, b3, w1, b1, y, final);
+    return taps::launch<__half>(c, x, w3, b3, w1, b1, y, final);
   }
   const bool wide = x.dim(1) % 64 == 0;
   if (bf16) {
-    if (wide) return head::launch<__nv_bfloat16, 64>(c, x, w3, b3, w1, b1, y);
-    return head::launch<__nv_bfloat16, 32>(c, x, w3, b3, w1, b1, y);
+    if (wide) return head::launch<__nv_bfloat16, 64>(c, x, w3, b3, w1, b1, y, final);
+    return head::launch<__nv_bfloat16, 32>(c, x, w3, b3, w1, b1, y, final);
   }
-  if (wide) return head::launch<__half, 64>(c, x, w3, b3, w1, b1, y);
-  head::launch<__half, 32>(c, x, w3, b3, w1, b1, y);
+  if (wide) return head::launch<__half, 64>(c, x, w3, b3, w1, b1, y, final);
+  head::launch<__half, 32>(c, x, w3, b3, w1, b1, y, final);
 }
 
 const char* path_name(HeadPath path) {
@@ -659,7 +668,7 @@ const char* path_name(HeadPath path) {
 }  // namespace
 
 void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y) {
+                        const Tensor& b1, Tensor& y, int final) {
   const std::string why = upsample_conv_head_refusal(x, w3, y);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "upsample_conv_head (cuda): ", why);
   if (y.numel() == 0) return;
@@ -674,22 +683,22 @@ void upsample_conv_head(CudaContext& c, const Tensor& x, const Tensor& w3, const
     path = paths[tuned_choice(
         c, key, 2, 0,
         [&](int i) {
-          run_path(c, paths[i], x, w3, b3, w1, b1, y);
+          run_path(c, paths[i], x, w3, b3, w1, b1, y, final);
           return true;
         },
         3, [&](int i) { return std::string(path_name(paths[i])); })];
   }
-  run_path(c, path, x, w3, b3, w1, b1, y);
+  run_path(c, path, x, w3, b3, w1, b1, y, final);
 }
 
 void upsample_conv_head_path(CudaContext& c, HeadPath path, const Tensor& x, const Tensor& w3, const Tensor& b3,
-                             const Tensor& w1, const Tensor& b1, Tensor& y) {
+                             const Tensor& w1, const Tensor& b1, Tensor& y, int final) {
   std::string why = upsample_conv_head_refusal(x, w3, y);
   if (why.empty() && path == HeadPath::TapsFirst) why = taps_refusal(x, y);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "upsample_conv_head (cuda, ", path_name(path), "): ", why);
   if (y.numel() == 0) return;
   c.make_current();
-  run_path(c, path, x, w3, b3, w1, b1, y);
+  run_path(c, path, x, w3, b3, w1, b1, y, final);
 }
 
 std::string conv2d_upsampled_taps_refusal(const Tensor& x, const Tensor& w, const Tensor& y, Epilogue act) {

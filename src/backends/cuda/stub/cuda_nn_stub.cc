@@ -44,11 +44,11 @@ std::string upsample_conv_head_refusal(const Tensor&, const Tensor&, const Tenso
   return "dacpp was built without CUDA";
 }
 void upsample_conv_head(CudaContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                        Tensor&) {
+                        Tensor&, int) {
   no_cuda_nn("upsample_conv_head");
 }
 void upsample_conv_head_path(CudaContext&, HeadPath, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                             const Tensor&, Tensor&) {
+                             const Tensor&, Tensor&, int) {
   no_cuda_nn("upsample_conv_head_path");
 }
 

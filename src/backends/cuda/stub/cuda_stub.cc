@@ -74,7 +74,7 @@ void layer_norm_drop_leading(CudaContext&, const Tensor&, int64_t, const Tensor&
   no_cuda("layer_norm_drop_leading");
 }
 void add_scaled_layer_norm(CudaContext&, Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, float,
-                           Tensor&) {
+                           Tensor&, const SecondNorm&) {
   no_cuda("add_scaled_layer_norm");
 }
 void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); }
