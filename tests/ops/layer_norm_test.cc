@@ -38,6 +38,17 @@ TEST(LayerNormInPlaceTest, AliasedOutput) {
   test::expect_close(x, want);
 }
 
+// Each image's rows past the first `skip` of a [B, N, C] tensor: [B, N − skip, C].
+Tensor kept_rows(const Tensor& all, int64_t skip) {
+  const int64_t b = all.dim(0), n = all.dim(1), c = all.dim(2);
+  Tensor kept = test::output_tensor({b, n - skip, c});
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t r = skip; r < n; ++r)
+      for (int64_t k = 0; k < c; ++k)
+        kept.data<float>()[(i * (n - skip) + r - skip) * c + k] = all.data<float>()[(i * n + r) * c + k];
+  return kept;
+}
+
 // layer_norm_drop_leading: each image's rows past the first `skip`, normalised; the reference normalises every row
 // and the kept ones are compared.
 TEST(LayerNormDropLeadingTest, MatchesReferenceRows) {
@@ -50,11 +61,7 @@ TEST(LayerNormDropLeadingTest, MatchesReferenceRows) {
     Tensor y = test::output_tensor({b, n - skip, c});
     ops::layer_norm_drop_leading(ctx, x, skip, g, be, 1e-6f, y);
     const Tensor all = ref::layer_norm(x, g, be, 1e-6f);
-    Tensor want = test::output_tensor({b, n - skip, c});
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t r = skip; r < n; ++r)
-        for (int64_t k = 0; k < c; ++k)
-          want.data<float>()[(i * (n - skip) + r - skip) * c + k] = all.data<float>()[(i * n + r) * c + k];
+    const Tensor want = kept_rows(all, skip);
     test::expect_close(y, want);
   }
 }
@@ -97,11 +104,7 @@ TEST(AddScaledLayerNormTest, SecondNormMatchesReference) {
     test::expect_close(x, updated);
     if (with_y) test::expect_close(y, ref::layer_norm(updated, g, be, 1e-6f));
     const Tensor all = ref::layer_norm(updated, g2, be2, 1e-5f);
-    Tensor want = test::output_tensor({b, n - skip, c});
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t r = skip; r < n; ++r)
-        for (int64_t k = 0; k < c; ++k)
-          want.data<float>()[(i * (n - skip) + r - skip) * c + k] = all.data<float>()[(i * n + r) * c + k];
+    const Tensor want = kept_rows(all, skip);
     test::expect_close(also.y, want);
   }
 }
