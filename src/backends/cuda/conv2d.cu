@@ -782,18 +782,6 @@ void conv_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const float* bi
 // D, and the copy out takes the bias and ReLU. The tuner times it against the plain GEMM. (im2col makes the same
 // pitched rows for a 1×1 conv, but through its shared-memory kernel for odd pixel counts: 8.0 / 10.8 µs in all at
 // DA2-L's 19² / 37² against 7.05 / 9.6 with this plain copy, session 25.)
-template <typename T>
-__global__ void pitch_rows_kernel(const T* __restrict__ x, T* __restrict__ xp, long long rows, int p, int ld) {
-  pdl_enter();
-  const long long total = rows * ld;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long r = i / ld;
-    const int j = static_cast<int>(i - r * ld);
-    xp[i] = j < p ? x[r * p + j] : from_float<T>(0.f);
-  }
-}
-
 // y[r, j] = act(d[r, j] + bias[r % o]) for j < p: D's rows ld apart, y's p apart (r over images · O).
 template <typename T>
 __global__ void unpitch_bias_act_kernel(const T* __restrict__ d, const float* __restrict__ bias, T* __restrict__ y,
@@ -837,8 +825,7 @@ void conv_gemm_pitched(CudaContext& c, const Tensor& x, const Tensor& w, const f
   for (int n0 = 0; n0 < a.n; n0 += chunk) {
     const int nb = std::min(chunk, a.n - n0);
     const long long in_rows = static_cast<long long>(nb) * a.c, out_rows = static_cast<long long>(nb) * a.o;
-    launch_kernel(c, "conv2d_pitch_rows", pitch_rows_kernel<T>, grid_for(c, in_rows * ld, 256), 256, 0,
-                  static_cast<const T*>(x.raw()) + static_cast<long long>(n0) * a.c * p, xp, in_rows, p, ld);
+    pitch_rows(c, x.dtype(), static_cast<const T*>(x.raw()) + static_cast<long long>(n0) * a.c * p, xp, in_rows, p, ld);
     g.batch = nb;
     gemm(c, g, xp, w.raw(), dp, nullptr, what.c_str());
     launch_kernel(c, "conv2d_unpitch_bias_act", unpitch_bias_act_kernel<T>, grid_for(c, out_rows * p, 256), 256, 0,
@@ -1488,9 +1475,6 @@ std::vector<KernelInfo> conv2d_kernels() {
       {"conv2d_ky_major<f32>", reinterpret_cast<const void*>(&ky_major_weights_kernel<float>)},
       {"conv2d_ky_major<bf16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__nv_bfloat16>)},
       {"conv2d_ky_major<f16>", reinterpret_cast<const void*>(&ky_major_weights_kernel<__half>)},
-      {"conv2d_pitch_rows<f32>", reinterpret_cast<const void*>(&pitch_rows_kernel<float>)},
-      {"conv2d_pitch_rows<bf16>", reinterpret_cast<const void*>(&pitch_rows_kernel<__nv_bfloat16>)},
-      {"conv2d_pitch_rows<f16>", reinterpret_cast<const void*>(&pitch_rows_kernel<__half>)},
       {"conv2d_unpitch_bias_act<f32>", reinterpret_cast<const void*>(&unpitch_bias_act_kernel<float>)},
       {"conv2d_unpitch_bias_act<bf16>", reinterpret_cast<const void*>(&unpitch_bias_act_kernel<__nv_bfloat16>)},
       {"conv2d_unpitch_bias_act<f16>", reinterpret_cast<const void*>(&unpitch_bias_act_kernel<__half>)},

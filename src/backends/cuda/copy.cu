@@ -1,4 +1,5 @@
 // copy (any residency pair), cast (f32 / bf16 / f16 on the device), device tensors and weight upload.
+#include <cstdint>
 #include <vector>
 
 #include "backends/cuda/cuda_common.cuh"
@@ -37,7 +38,34 @@ void cast_raw(CudaContext& c, DType sdt, const void* src, DType ddt, void* dst, 
   });
 }
 
+// pitch_rows' kernel on the elements' bits (2 or 4 bytes: a zero pattern is 0 in f32, bf16 and f16 alike).
+template <typename E>
+__global__ void pitch_rows_kernel(const E* __restrict__ src, E* __restrict__ dst, int64_t rows, int len, int pitch) {
+  pdl_enter();
+  const int64_t total = rows * pitch;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / pitch;
+    const int j = static_cast<int>(i - r * pitch);
+    dst[i] = j < len ? src[r * len + j] : E{0};
+  }
+}
+
+template <typename E>
+void launch_pitch_rows(const CudaContext& c, const void* src, void* dst, int64_t rows, int64_t len, int64_t pitch) {
+  launch_kernel(c, "pitch_rows", pitch_rows_kernel<E>, grid_for(c, rows * pitch, kBlock), kBlock, 0,
+                static_cast<const E*>(src), static_cast<E*>(dst), rows, static_cast<int>(len), static_cast<int>(pitch));
+}
+
 }  // namespace
+
+void pitch_rows(const CudaContext& c, DType dt, const void* src, void* dst, int64_t rows, int64_t len, int64_t pitch) {
+  DACPP_CHECK(len >= 0 && pitch >= len && pitch <= 0x7fffffff, ErrorCode::Internal, "pitch_rows: rows of ", len,
+              " into a pitch of ", pitch);
+  if (rows == 0 || pitch == 0) return;
+  if (dtype_nbytes(dt, 1) == 2) return launch_pitch_rows<uint16_t>(c, src, dst, rows, len, pitch);
+  DACPP_CHECK(dtype_nbytes(dt, 1) == 4, ErrorCode::Internal, "pitch_rows: dtype ", dtype_name(dt));
+  launch_pitch_rows<uint32_t>(c, src, dst, rows, len, pitch);
+}
 
 Tensor empty(CudaContext& ctx, const Shape& shape, DType dtype, std::string name) {
   const int64_t n = shape_numel(shape);
@@ -114,6 +142,8 @@ std::vector<KernelInfo> copy_kernels() {
   add("cast<f16,f32>", reinterpret_cast<const void*>(&cast_kernel<__half, float>));
   add("cast<bf16,f16>", reinterpret_cast<const void*>(&cast_kernel<__nv_bfloat16, __half>));
   add("cast<f16,bf16>", reinterpret_cast<const void*>(&cast_kernel<__half, __nv_bfloat16>));
+  add("pitch_rows<16-bit>", reinterpret_cast<const void*>(&pitch_rows_kernel<uint16_t>));
+  add("pitch_rows<32-bit>", reinterpret_cast<const void*>(&pitch_rows_kernel<uint32_t>));
   return out;
 }
 

@@ -85,6 +85,11 @@ inline unsigned grid_for(const CudaContext& ctx, int64_t n, int block) {
   return static_cast<unsigned>(std::max<int64_t>(0, std::min(want, std::max<int64_t>(cap, 1))));
 }
 
+// Rows of `src` (`rows` rows of `len` elements of `dt`, `len` apart) copied to rows `pitch` apart (pitch >= len)
+// with a zero tail, on the device: the operand copies whose row stride cuBLASLt's aligned kernels need (linear's
+// K off 16-byte alignment; conv2d's pitched 1×1 GEMM on an odd pixel count). Defined in copy.cu.
+void pitch_rows(const CudaContext& c, DType dt, const void* src, void* dst, int64_t rows, int64_t len, int64_t pitch);
+
 // Programmatic dependent launch (sm_90 and later). launch_kernel lets the GPU schedule a kernel's blocks while the
 // kernel before it on the stream is still finishing, so a launch's latency hides under that kernel's tail (a DA2
 // forward is ~170 kernels, most a few microseconds long). Such a kernel must call pdl_enter() before it touches

@@ -61,25 +61,6 @@ __global__ void gelu_vec_kernel(Vec16<T>* y, int64_t nv) {
   }
 }
 
-// Rows of `src` ([rows, k], k apart) copied to rows kp apart with a zero tail: the padded operands of a linear
-// whose K leaves its rows off cuBLASLt's 16-byte alignment (pad_k below).
-template <typename T>
-__global__ void pad_rows_kernel(const T* __restrict__ src, T* __restrict__ dst, int64_t rows, int k, int kp) {
-  pdl_enter();
-  const int64_t total = rows * kp;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t r = i / kp;
-    const int j = static_cast<int>(i - r * kp);
-    dst[i] = j < k ? src[r * k + j] : from_f32<T>(0.f);
-  }
-}
-
-template <typename T>
-void launch_pad_rows(CudaContext& c, const void* src, void* dst, int64_t rows, int64_t k, int64_t kp) {
-  launch_kernel(c, "linear_pad_rows", pad_rows_kernel<T>, grid_for(c, rows * kp, kBlock), kBlock, 0,
-                static_cast<const T*>(src), static_cast<T*>(dst), rows, static_cast<int>(k), static_cast<int>(kp));
-}
-
 constexpr int kDerivedPaddedRows = 6;  // CudaContext::derived kind: w [N][K] in rows of kp (pad_k), zero tail
 
 // The K a linear's operands are padded to (K itself when they need no padding). cuBLASLt gives rows whose stride is
@@ -146,8 +127,8 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
     const size_t x_bytes = (sizeof(T) * static_cast<size_t>(m * kp) + 255) / 256 * 256;
     const size_t w_bytes = sizeof(T) * static_cast<size_t>(n * kp);
     auto* mem = static_cast<char*>(c.scratch(x_bytes + (w.storage() ? 0 : w_bytes), "linear padded rows"));
-    launch_pad_rows<T>(c, x.raw(), mem, m, k, kp);
-    const auto fill = [&](void* dst) { launch_pad_rows<T>(c, w.raw(), dst, n, k, kp); };
+    pitch_rows(c, x.dtype(), x.raw(), mem, m, k, kp);
+    const auto fill = [&](void* dst) { pitch_rows(c, w.dtype(), w.raw(), dst, n, k, kp); };
     if (w.storage()) {
       w_rows = c.derived(w, kDerivedPaddedRows, w_bytes, fill, "linear padded weight rows");
     } else {
@@ -220,9 +201,6 @@ std::vector<KernelInfo> linear_kernels() {
       {"linear_gelu_vec<f32>", reinterpret_cast<const void*>(&gelu_vec_kernel<float>)},
       {"linear_gelu_vec<bf16>", reinterpret_cast<const void*>(&gelu_vec_kernel<__nv_bfloat16>)},
       {"linear_gelu_vec<f16>", reinterpret_cast<const void*>(&gelu_vec_kernel<__half>)},
-      {"linear_pad_rows<f32>", reinterpret_cast<const void*>(&pad_rows_kernel<float>)},
-      {"linear_pad_rows<bf16>", reinterpret_cast<const void*>(&pad_rows_kernel<__nv_bfloat16>)},
-      {"linear_pad_rows<f16>", reinterpret_cast<const void*>(&pad_rows_kernel<__half>)},
   };
 }
 
