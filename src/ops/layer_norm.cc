@@ -30,6 +30,18 @@ void check_layer_norm(const Context& ctx, const char* op, const Tensor& x, const
               " is 0");
 }
 
+// layer_norm_drop_leading's operands: x [B, N, C] with 0 <= skip <= N, y [B, N − skip, C] not aliasing x, and
+// layer_norm's checks on whole-shape stand-ins (x's rows past skip have y's shape). `op` names the call.
+void check_drop_leading(const Context& ctx, const char* op, const Tensor& x, int64_t skip, const Tensor& gamma,
+                        const Tensor& beta, float eps, const Tensor& y) {
+  using namespace detail;
+  DACPP_CHECK(x.rank() == 3 && skip >= 0 && skip <= x.dim(1), ErrorCode::InvalidArgument, op, ": ", label("x", x),
+              " must be [B, N, C] with N >= skip (", skip, ")");
+  check_shape(op, "y", y, {x.dim(0), x.dim(1) - skip, x.dim(2)});
+  check_no_alias(op, "x", x, "y", y);
+  check_layer_norm(ctx, op, x.offset_view(0, y.shape()), gamma, beta, eps, y);
+}
+
 }  // namespace
 
 void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
@@ -46,18 +58,10 @@ void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor
 
 void layer_norm_drop_leading(Context& ctx, const Tensor& x, int64_t skip, const Tensor& gamma, const Tensor& beta,
                              float eps, Tensor& y) {
-  using namespace detail;
-  constexpr const char* op = "layer_norm_drop_leading";
-  DACPP_CHECK(x.rank() == 3 && skip >= 0 && skip <= x.dim(1), ErrorCode::InvalidArgument, op, ": ", label("x", x),
-              " must be [B, N, C] with N >= skip (", skip, ")");
-  check_shape(op, "y", y, {x.dim(0), x.dim(1) - skip, x.dim(2)});
-  check_no_alias(op, "x", x, "y", y);
+  check_drop_leading(ctx, "layer_norm_drop_leading", x, skip, gamma, beta, eps, y);
   const int64_t b = x.dim(0), n = x.dim(1), kept = n - skip, c = x.dim(2);
-  if (ctx.device().kind == DeviceKind::Cuda) {
-    // The checks of layer_norm on whole-shape stand-ins (x's rows past skip have y's shape).
-    check_layer_norm(ctx, op, x.offset_view(0, y.shape()), gamma, beta, eps, y);
+  if (ctx.device().kind == DeviceKind::Cuda)
     return cuda::layer_norm_drop_leading(ctx.cuda(), x, skip, gamma, beta, eps, y);
-  }
   for (int64_t i = 0; i < b; ++i) {
     Tensor dst = y.offset_view(i * kept * c, {kept, c});
     layer_norm(ctx, x.offset_view((i * n + skip) * c, {kept, c}), gamma, beta, eps, dst);
@@ -75,11 +79,8 @@ void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tenso
     check_no_alias(op, "a", a, "y", y);
   }
   if (also) {
-    DACPP_CHECK(x.rank() == 3 && also->skip >= 0 && also->skip <= x.dim(1), ErrorCode::InvalidArgument, op, ": ",
-                label("x", x), " must be [B, N, C] with N >= skip (", also->skip, ") for its second norm");
-    check_shape(op, "y2", also->y, {x.dim(0), x.dim(1) - also->skip, x.dim(2)});
-    check_layer_norm(ctx, op, x.offset_view(0, also->y.shape()), also->gamma, also->beta, also->eps, also->y);
-    check_no_alias(op, "x", x, "y2", also->y);
+    check_drop_leading(ctx, "add_scaled_layer_norm (its second norm)", x, also->skip, also->gamma, also->beta,
+                       also->eps, also->y);
     check_no_alias(op, "a", a, "y2", also->y);
     if (y.defined()) check_no_alias(op, "y", y, "y2", also->y);
   }
