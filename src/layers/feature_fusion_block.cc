@@ -1,5 +1,6 @@
 #include "layers/feature_fusion_block.h"
 
+#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 #include "ops/resize.h"
 
@@ -30,11 +31,21 @@ Tensor FeatureFusionBlock::forward(Exec& ex, const Tensor& top, const Tensor& la
   }
   Tensor y = ex.alloc({top.dim(0), features_, out_h, out_w}, "fusion.out");
   ArenaScope scope(ex.arena);
-  // Upstream runs out_conv (1×1) after the upsample; both are linear per pixel and the bilinear weights sum to 1
-  // (bias included), so the 1×1 conv runs first, on the 4× smaller map (equal up to f32 rounding).
-  const Tensor c = out_conv_.forward(ex, units(ex, top, lateral, lateral_done));
-  ops::resize_bilinear(ex.ctx, c, y, /*align_corners=*/true);
+  upsample_into(ex, mix(ex, top, lateral, lateral_done), y, /*accumulate=*/false);
   return y;
+}
+
+Tensor FeatureFusionBlock::mix(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const {
+  check_top(top);
+  Tensor c = ex.alloc(top.shape(), "fusion.mixed");
+  ArenaScope scope(ex.arena);
+  ops::conv2d(ex.ctx, units(ex, top, lateral, lateral_done), out_conv_.weight(), Tensor(), c);
+  return c;
+}
+
+void FeatureFusionBlock::upsample_into(Exec& ex, const Tensor& mixed, Tensor& y, bool accumulate) const {
+  check_top(mixed);
+  ops::resize_bilinear_add(ex.ctx, mixed, out_conv_.bias(), y, /*align_corners=*/true, accumulate);
 }
 
 Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral,
@@ -44,6 +55,11 @@ Tensor FeatureFusionBlock::forward_unresized(Exec& ex, const Tensor& top, const 
   ArenaScope scope(ex.arena);
   out_conv_.forward_into(ex, units(ex, top, lateral, lateral_done), y);
   return y;
+}
+
+Tensor FeatureFusionBlock::forward_units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done) const {
+  check_top(top);
+  return units(ex, top, lateral, lateral_done);
 }
 
 void FeatureFusionBlock::check_top(const Tensor& top) const {

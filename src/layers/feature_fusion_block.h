@@ -1,7 +1,9 @@
 // FeatureFusionBlock (DPT refinenet; model/dpt.py, DA2 util/blocks.py), no BatchNorm, expand=False:
 //   y = top [+ rcu1(lateral)];  y = rcu2(y);  y = bilinear(y, size or ×2, align_corners=True);  y = out_conv(y)
-// out_conv is 1×1 F → F with bias. Weights under the refinenet prefix (e.g. head_rn("head", 3, false, "")
-// without the trailing leaf): "<p>.rc1.*" (when `lateral_unit`), "<p>.rc2.*", "<p>.out.*".
+// out_conv is 1×1 F → F with bias. Both it and the upsample are linear per pixel and the bilinear weights sum to 1,
+// so out_conv runs first, on the smaller map, and its bias is added with the upsample (equal up to rounding). Weights
+// under the refinenet prefix (e.g. head_rn("head", 3, false, "") without the trailing leaf): "<p>.rc1.*" (when
+// `lateral_unit`), "<p>.rc2.*", "<p>.out.*".
 #pragma once
 
 #include <optional>
@@ -29,6 +31,18 @@ class FeatureFusionBlock {
   // resampling to the wanted size is forward()'s result, for a consumer that upsamples on the fly
   // (ops::conv2d_upsampled).
   Tensor forward_unresized(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done = false) const;
+  // The block before its out_conv (no upsample either): a new [N, F, h, w] activation whose out_conv() then bilinear
+  // resampling is forward()'s result, for a consumer that applies the 1×1 conv itself (folded into its own
+  // weights: ops::conv2d_upsampled with an ops::Pointwise). The lateral unit's output, when made here, stays
+  // allocated until the caller's arena scope ends.
+  Tensor forward_units(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done = false) const;
+  const Conv2d& out_conv() const { return out_conv_; }
+  // forward() in two steps, for a chain that merges the next block's lateral branch into this block's upsample (that
+  // block then takes no lateral input): mix() runs the units and out_conv without its bias → a new [N, F, h, w]
+  // activation; upsample_into() resamples it bilinearly (align_corners) to y's size and adds out_conv's bias and,
+  // with `accumulate`, y's own values (the next block's rcu1 output), in one pass (ops::resize_bilinear_add).
+  Tensor mix(Exec& ex, const Tensor& top, const Tensor& lateral, bool lateral_done = false) const;
+  void upsample_into(Exec& ex, const Tensor& mixed, Tensor& y, bool accumulate) const;
   // rcu1(lateral) alone (needs has_lateral_unit()): a new [N, F, h, w] activation, for a caller that runs the
   // lateral branch apart from the top path (on another lane, ops::Lanes) and passes it on with lateral_done.
   Tensor lateral_unit(Exec& ex, const Tensor& lateral) const;

@@ -51,10 +51,46 @@ Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, in
   return r;
 }
 
+Tensor fuse_chain(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain, const std::vector<Tensor>& rn,
+                  StageBranches* br) {
+  layers::Exec& ex = rs.ex;
+  Tensor path = rn[3];
+  for (int s = 3; s >= 1; --s) {
+    const layers::FeatureFusionBlock& next = chain[static_cast<size_t>(s) - 1];
+    const Tensor& lateral_rn = rn[static_cast<size_t>(s) - 1];
+    if (!next.has_lateral_unit()) {  // nothing to merge: the block's own upsample
+      path = chain[static_cast<size_t>(s)].forward(ex, path, Tensor(), lateral_rn.dim(2), lateral_rn.dim(3));
+      continue;
+    }
+    const Tensor mixed = chain[static_cast<size_t>(s)].mix(ex, path, Tensor());
+    // rcu1(rn_s) of the next block, which its upsample is added into (in place: the lane's map or a new one here).
+    Tensor merged = br != nullptr ? lateral_input(br, rn, s - 1) : next.lateral_unit(ex, lateral_rn);
+    chain[static_cast<size_t>(s)].upsample_into(ex, mixed, merged, /*accumulate=*/true);
+    path = merged;
+  }
+  return path;
+}
+
 void refine1_into_out1(RunState& rs, const layers::FeatureFusionBlock& refine1, const Tensor& path,
                        const Tensor& lateral, bool lateral_done, const layers::Conv2d& out1, Tensor& o1,
                        const char* dump) {
   layers::Exec& ex = rs.ex;
+  // Where the backend folds refinenet1's out_conv (1×1) into out1's taps-first GEMM, neither the 1×1 conv's output
+  // nor the 2× map is stored (a dump of the 2× map is made on the side).
+  const layers::Conv2d& out_conv = refine1.out_conv();
+  const ops::Pointwise pre{out_conv.weight(), out_conv.bias()};
+  if (ops::conv2d_upsampled_folds(ex.ctx, path, pre, out1.weight(), o1)) {
+    const Tensor units = refine1.forward_units(ex, path, lateral, lateral_done);
+    if (dump != nullptr && rs.dumps != nullptr) {
+      layers::ArenaScope dump_scope(ex.arena);
+      const Tensor small = out_conv.forward(ex, units);
+      Tensor up = ex.alloc({small.dim(0), small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
+      ops::resize_bilinear(ex.ctx, small, up, /*align_corners=*/true);
+      rs.dump(dump, up);
+    }
+    ops::conv2d_upsampled(ex.ctx, units, pre, out1.weight(), out1.bias(), o1);
+    return;
+  }
   if (!ops::conv2d_upsampled_fused(ex.ctx, path, out1.weight(), o1)) {
     const Tensor up = refine1.forward(ex, path, lateral, 0, 0, lateral_done);
     if (dump != nullptr) rs.dump(dump, up);

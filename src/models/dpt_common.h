@@ -73,6 +73,13 @@ inline Tensor lateral_input(StageBranches* br, const std::vector<Tensor>& rn, in
   return br->lateral[static_cast<size_t>(s)];
 }
 
+// refinenet4 .. refinenet2 of `chain` on rn1..rn4 → the map refinenet1's units take, [N, F, h1, w1]: each block's
+// upsample adds its out_conv's bias and the next block's lateral branch (rcu1 of rn_s: from `br`'s lane, joined just
+// before, or run here without lanes) in one pass, so refinenet1 is given no lateral input, and neither are the
+// blocks before it. A block without a lateral unit after the first takes the plain path.
+Tensor fuse_chain(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain, const std::vector<Tensor>& rn,
+                  StageBranches* br);
+
 // refinenet1 (`refine1` on the chain's `path` and its lateral input, lateral_done as FeatureFusionBlock::forward)
 // into the head's out1 conv → o1 [N, F/2, 2·h1, 2·w1]. Where conv2d_upsampled takes the operands, refinenet1 stops
 // before its ×2 upsample and out1's conv does it (the 2× map is never stored); else refinenet1 upsamples and out1

@@ -157,15 +157,10 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
         rs, b, spec_.head.features, gh, gw,
         [&](RunState& stage_rs, int s) { return stage(stage_rs, s, feats[static_cast<size_t>(s)], gh, gw); }, refine_,
         /*lane0_first=*/true);
-    const std::vector<Tensor>& rn = r.rn;
-    detail::StageBranches* br = r.branches.get();
-    const bool split = br != nullptr;
-    Tensor path = refine_[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
-    path = refine_[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
-    path = refine_[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
-    const Tensor lateral1 = detail::lateral_input(br, rn, 0);
+    // refinenet4 .. 2, each upsample adding the next refinenet's lateral branch: refinenet1 takes no lateral input.
+    const Tensor path = detail::fuse_chain(rs, refine_, r.rn, r.branches.get());
     r.branches.reset();  // every lane joined: lane 0 from here on
-    detail::refine1_into_out1(rs, refine_[0], path, lateral1, split, *out1_, o1, "path1");
+    detail::refine1_into_out1(rs, refine_[0], path, Tensor(), false, *out1_, o1, "path1");
   }
   if (fused_output(rs, o1, out)) return out;
   // On the CPU the full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of

@@ -83,16 +83,6 @@ Tensor DualDptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh,
   return rn;
 }
 
-Tensor DualDptHead::fuse(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain,
-                         const std::vector<Tensor>& rn, detail::StageBranches* br) const {
-  // rn1..rn4 → refinenet4 .. refinenet2 → [S, F, h1, w1]
-  layers::Exec& ex = rs.ex;
-  const bool split = br != nullptr;
-  Tensor path = chain[3].forward(ex, rn[3], Tensor(), rn[2].dim(2), rn[2].dim(3));
-  path = chain[2].forward(ex, path, detail::lateral_input(br, rn, 2), rn[1].dim(2), rn[1].dim(3), split);
-  return chain[1].forward(ex, path, detail::lateral_input(br, rn, 1), rn[0].dim(2), rn[0].dim(3), split);
-}
-
 void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const {
   // Output rows [r0, r1): upsample rows [a, e) = [r0 − 1, r1 + 1) ∩ [0, H) of o1, + UV, out2a (3×3, ReLU), out2b
   // (1×1) → exp / exp + 1. The halo rows make the 3×3 conv exact on [r0, r1).
@@ -169,15 +159,14 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
     const std::vector<Tensor>& rn = r.rn;
     {
       layers::ArenaScope main_scope(ex.arena);
-      detail::StageBranches* br = r.branches.get();
-      const Tensor path = fuse(rs, refine_, rn, br);
-      const Tensor lateral1 = detail::lateral_input(br, rn, 0);
-      detail::refine1_into_out1(rs, refine_[0], path, lateral1, br != nullptr, *out1_, o1, nullptr);
+      // refinenet4 .. 2, each upsample adding the next refinenet's lateral branch: refinenet1 takes no lateral input.
+      const Tensor path = detail::fuse_chain(rs, refine_, rn, r.branches.get());
+      detail::refine1_into_out1(rs, refine_[0], path, Tensor(), false, *out1_, o1, nullptr);
     }
     r.branches.reset();  // every lane joined: lane 0 from here on
     if (want_rays) {
       layers::ArenaScope aux_scope(ex.arena);
-      Tensor x = refine_aux_[0].forward(ex, fuse(rs, refine_aux_, rn), rn[0], 0, 0);
+      Tensor x = refine_aux_[0].forward(ex, detail::fuse_chain(rs, refine_aux_, rn, nullptr), Tensor(), 0, 0);
       for (int k = 0; k + 1 < kAuxConvs; ++k) x = out1_aux_[static_cast<size_t>(k)].forward(ex, x);
       out1_aux_.back().forward_into(ex, x, aux1);
     }

@@ -49,10 +49,6 @@ class DualDptHead {
 
  private:
   Tensor stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const;
-  // refinenets 4..2 of `chain` (refinenet1, chain[0], is the caller's: detail::refine1_into_out1 for the main
-  // chain). br: the branches of detail::reassemble, whose lateral units belong to `chain` (joined here), or null.
-  Tensor fuse(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain, const std::vector<Tensor>& rn,
-              detail::StageBranches* br = nullptr) const;
   void band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const;
   void rays(RunState& rs, Tensor& aux1, DualHeadOutputs& out) const;
 

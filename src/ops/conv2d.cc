@@ -94,6 +94,44 @@ bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, cons
          cuda::conv2d_upsampled_refusal(ctx.cuda(), x, w, y).empty();
 }
 
+void conv2d_upsampled(Context& ctx, const Tensor& x, const Pointwise& pre, const Tensor& w, const Tensor& bias,
+                      Tensor& y, Activation act) {
+  using namespace detail;
+  constexpr const char* op = "conv2d_upsampled (after a 1x1 conv)";
+  check_common(ctx, op, x, pre.w, pre.bias, y);
+  check_dtype(ctx, op, "w", w, x.dtype());
+  if (bias.defined()) check_input(ctx, op, "bias", bias);
+  check_rank(op, "w", w, 4);
+  check_rank(op, "y", y, 4);
+  const int64_t c = w.dim(1), o = w.dim(0);
+  check_shape(op, "pre.w", pre.w, {c, x.dim(1), 1, 1});
+  if (pre.bias.defined()) check_shape(op, "pre.bias", pre.bias, {c});
+  check_shape(op, "w", w, {o, c, 3, 3});
+  check_shape(op, "y", y, {x.dim(0), o, y.dim(2), y.dim(3)});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
+  DACPP_CHECK(x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
+              shape_str(x.shape()), " (nothing to upsample)");
+  if (y.numel() == 0) return;
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      Tensor mixed = Tensor::empty({x.dim(0), c, x.dim(2), x.dim(3)}, x.dtype(), "conv2d_upsampled.pre");
+      conv2d(ctx, x, pre.w, pre.bias, mixed);
+      return conv2d_upsampled(ctx, mixed, w, bias, y, act);
+    }
+    case DeviceKind::Cuda: {
+      const cuda::Epilogue e = act == Activation::Relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+      return cuda::conv2d_upsampled_taps(ctx.cuda(), x, w, bias, y, e, &pre.w, &pre.bias);
+    }
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+bool conv2d_upsampled_folds(Context& ctx, const Tensor& x, const Pointwise& pre, const Tensor& w, const Tensor& y) {
+  return ctx.device().kind == DeviceKind::Cuda && x.rank() == 4 && pre.w.rank() == 4 && w.rank() == 4 &&
+         y.rank() == 4 && cuda::conv2d_upsampled_taps_refusal(x, w, y, cuda::Epilogue::None).empty();
+}
+
 namespace {
 
 // conv_transpose2d's checks for an input of n images of c channels at h × w (x's own layout checked by the caller).

@@ -14,6 +14,12 @@
 //   y = conv2d(resize_bilinear(x → OH × OW, align_corners = true), w, bias, pad 1), act
 //   CUDA never stores the upsampled map (Hopper, bf16 / f16, C and O multiples of 64: conv2d_upsampled_fused says
 //   whether these operands qualify; others are Unsupported with the reason); the CPU resizes, then convolves.
+// conv2d_upsampled with a 1×1 conv first (`pre`, e.g. a DPT refinenet's out_conv before the head's first conv):
+//   x: [N, C0, h, w]   pre.w: [C, C0, 1, 1]   pre.bias: [C] f32 or undefined   w: [O, C, 3, 3]
+//   y = conv2d_upsampled(conv2d(x, pre.w, pre.bias), w, bias), act
+//   CUDA folds the 1×1 conv into taps first's GEMM (one GEMM instead of two, the 1×1 conv's output never stored;
+//   conv2d_upsampled_folds says whether these operands qualify, others are Unsupported with the reason); the CPU
+//   runs the ops in turn.
 // Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
 #pragma once
 
@@ -37,5 +43,12 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
 void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Activation act = Activation::None);
 bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& y);
+
+struct Pointwise {
+  Tensor w, bias;
+};
+void conv2d_upsampled(Context& ctx, const Tensor& x, const Pointwise& pre, const Tensor& w, const Tensor& bias,
+                      Tensor& y, Activation act = Activation::None);
+bool conv2d_upsampled_folds(Context& ctx, const Tensor& x, const Pointwise& pre, const Tensor& w, const Tensor& y);
 
 }  // namespace dacpp::ops

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
+#include "ops/elementwise.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -16,6 +17,30 @@ void resize_bilinear(Context& ctx, const Tensor& x, Tensor& y, bool align_corner
       return cpu::resize_bilinear(ctx.cpu(), x, y, align_corners);
     case DeviceKind::Cuda:
       return cuda::resize_bilinear(ctx.cuda(), x, y, align_corners);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void resize_bilinear_add(Context& ctx, const Tensor& x, const Tensor& bias, Tensor& y, bool align_corners,
+                         bool accumulate) {
+  constexpr const char* op = "resize_bilinear_add";
+  detail::check_resize_pair(ctx, op, x, y);
+  if (bias.defined()) {
+    detail::check_input(ctx, op, "bias", bias);
+    detail::check_shape(op, "bias", bias, {y.dim(1)});
+  }
+  if (y.numel() == 0) return;
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      Tensor up = accumulate ? Tensor::empty(y.shape(), y.dtype(), "resize_bilinear_add.up") : y;
+      cpu::resize_bilinear(ctx.cpu(), x, up, align_corners);
+      if (bias.defined()) add(ctx, up, bias.reshape({1, y.dim(1), 1, 1}), up);
+      if (accumulate) add(ctx, y, up, y);
+      return;
+    }
+    case DeviceKind::Cuda:
+      return cuda::resize_bilinear(ctx.cuda(), x, y, align_corners,
+                                   bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, accumulate);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

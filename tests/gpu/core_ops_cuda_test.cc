@@ -392,6 +392,27 @@ TEST_F(CoreOpsCudaTest, BinaryBroadcastMatchesCpu) {
   }
 }
 
+// An f32 stream plus a bf16 / f16 operand (the pos-embed table and the patch tokens): its shape (the 8-wide kernel;
+// an odd size takes the scalar one) and a row broadcast, in place and not.
+TEST_F(CoreOpsCudaTest, MixedAddIntoAnF32StreamMatchesCpu) {
+  if (IsSkipped()) return;
+  const std::pair<Shape, Shape> shapes[] = {{{37, 64}, {37, 64}}, {{3, 7, 5}, {3, 7, 5}}, {{6, 32}, {32}}};
+  for (const auto& [as, bs] : shapes)
+    for (DType dt : {DType::BF16, DType::F16}) {
+      const std::string what = str_cat("a", shape_str(as), " f32 + b", shape_str(bs), " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      Tensor a = test::random_tensor(as, 13, 1.f, "a"), b = test::random_tensor(bs, 14, 1.f, "b");
+      Tensor ad = to_device(a, DType::F32), bd = to_device(b, dt);
+      Tensor want = test::output_tensor(as);
+      ops::add(cpu_, a, to_host(bd), want);  // b as the device holds it (rounded to dt)
+      Tensor y = nan_output(as, DType::F32);
+      ops::add(ctx(), ad, bd, y);
+      test::expect_close(to_host(y), want, 1e-6, 1e-6, what);
+      ops::add(ctx(), ad, bd, ad);
+      test::expect_close(to_host(ad), want, 1e-6, 1e-6, what + " in place");
+    }
+}
+
 TEST_F(CoreOpsCudaTest, PermuteMatchesCpu) {
   if (IsSkipped()) return;
   struct Case {

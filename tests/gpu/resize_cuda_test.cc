@@ -55,6 +55,30 @@ TEST_F(ResizeCudaTest, MatchesCpu) {
   }
 }
 
+// resize_bilinear_add (bias per channel, y's own values when accumulating) against the CPU: 4-column stores (148
+// wide), 2-column stores, and unaligned scalar stores (an odd width).
+TEST_F(ResizeCudaTest, AddMatchesCpu) {
+  if (IsSkipped()) return;
+  const std::pair<Shape, Shape> cases[] = {
+      {{1, 8, 74, 74}, {1, 8, 148, 148}}, {{2, 3, 19, 19}, {2, 3, 37, 37}}, {{1, 4, 7, 9}, {1, 4, 14, 18}}};
+  for (const auto& [xs, ys] : cases)
+    for (DType dt : {DType::F32, DType::BF16, DType::F16})
+      for (const bool accumulate : {true, false}) {
+        const std::string what =
+            str_cat(shape_str(xs), " -> ", shape_str(ys), " accumulate ", accumulate, " ", nntest::tag(dt));
+        SCOPED_TRACE(what);
+        Tensor x = test::random_tensor(xs, 15, 1.f, "x");
+        Tensor bias = test::random_tensor({xs[1]}, 16, 1.f, "bias");
+        Tensor prior = test::random_tensor(ys, 17, 1.f, "prior");
+        Tensor xd = to_device(x, dt), bd = to_device(bias, DType::F32);
+        Tensor y = to_device(prior, dt);
+        ops::resize_bilinear_add(ctx(), xd, bd, y, /*align_corners=*/true, accumulate);
+        Tensor want = to_host(to_device(prior, dt));  // the prior as the device holds it
+        ops::resize_bilinear_add(cpu_, to_host(xd), bias, want, true, accumulate);
+        expect_close(y, want, dt, what);
+      }
+}
+
 TEST_F(ResizeCudaTest, RowsMatchCpu) {
   if (IsSkipped()) return;
   for (bool ac : {false, true}) {

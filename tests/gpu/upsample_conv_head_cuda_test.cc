@@ -229,6 +229,76 @@ std::vector<UpConvCase> upconv_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dUpsampledCudaTest, ::testing::ValuesIn(upconv_cases()), upconv_name);
 
+// ops::conv2d_upsampled after a 1×1 conv (ops::Pointwise), folded into taps first's GEMM, against the CPU (the 1×1
+// conv, resize, conv) and the unfolded CUDA ops (1×1 conv2d, then taps first). The fold is made once per pair of
+// weights: a second 1×1 weight with the same 3×3 weight must get its own, and a borrowed 1×1 weight (no owned
+// storage) one of its own each call.
+struct FoldCase {
+  int64_t n, c0, c, h, w, oh, ow, o;
+  bool pre_bias, bias, relu;
+  DType dt;
+};
+
+class Conv2dUpsampledFoldCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<FoldCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(Conv2dUpsampledFoldCudaTest, MatchesCpuAndTheUnfoldedOps) {
+  if (IsSkipped()) return;
+  const FoldCase& k = GetParam();
+  Tensor x = test::random_tensor({k.n, k.c0, k.h, k.w}, 1, 1.f, "x");
+  Tensor w = test::random_tensor({k.o, k.c, 3, 3}, 2, 0.3f, "w");
+  Tensor b = k.bias ? test::random_tensor({k.o}, 3, 0.5f, "bias") : Tensor();
+  Tensor xd = to_device(x, k.dt), wd = to_device(w, k.dt);
+  Tensor bd = k.bias ? to_device(b, DType::F32) : Tensor();
+  const ops::Activation act = k.relu ? ops::Activation::Relu : ops::Activation::None;
+  const cuda::Epilogue e = k.relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
+  ops::Context cpu(Device::cpu());
+  for (const uint32_t seed : {6u, 9u}) {  // two 1×1 weights for one 3×3 weight: two folds
+    Tensor pw = test::random_tensor({k.c, k.c0, 1, 1}, seed, 0.3f, "pre.w");
+    Tensor pb = k.pre_bias ? test::random_tensor({k.c}, seed + 1, 0.5f, "pre.bias") : Tensor();
+    Tensor pwd = to_device(pw, k.dt), pbd = k.pre_bias ? to_device(pb, DType::F32) : Tensor();
+    const ops::Pointwise pre{pwd, pbd};
+    Tensor y = nan_output({k.n, k.o, k.oh, k.ow}, k.dt);
+    ASSERT_TRUE(ops::conv2d_upsampled_folds(ctx(), xd, pre, wd, y));
+    Tensor want = test::output_tensor({k.n, k.o, k.oh, k.ow});
+    ops::conv2d_upsampled(cpu, x, ops::Pointwise{pw, pb}, w, b, want, act);
+    Tensor mixed = nan_output({k.n, k.c, k.h, k.w}, k.dt, "mixed");
+    ops::conv2d(ctx(), xd, pwd, pbd, mixed);
+    Tensor unfolded = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "unfolded");
+    cuda::conv2d_upsampled_taps(ctx().cuda(), mixed, wd, bd, unfolded, e);
+    const Tensor unfolded_host = to_host(unfolded);
+    for (int call = 0; call < 2; ++call) {  // the second call reads the kept fold
+      ops::conv2d_upsampled(ctx(), xd, pre, wd, bd, y, act);
+      const std::string what = str_cat("1x1 seed ", seed, ", call ", call);
+      expect_close(y, want, k.dt, what + " vs the CPU");
+      EXPECT_LE(test::diff(to_host(y), unfolded_host).rel_l2, 5e-3) << what << " vs the unfolded CUDA ops";
+    }
+    // A borrowed view of the same 1×1 weight: folded into scratch, same values.
+    Tensor borrowed = Tensor::view(pwd.raw(), pwd.shape(), pwd.dtype(), pwd.device(), nullptr, "pre.w view");
+    Tensor yb = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "yb");
+    ops::conv2d_upsampled(ctx(), xd, ops::Pointwise{borrowed, pbd}, wd, bd, yb, act);
+    EXPECT_EQ(test::diff(to_host(yb), to_host(y)).max_abs, 0.0) << "seed " << seed << ": borrowed 1x1 weight";
+  }
+}
+
+std::string fold_name(const ::testing::TestParamInfo<FoldCase>& i) {
+  const FoldCase& k = i.param;
+  return test::case_name(i.index, test::shape_tag({k.n, k.c0, k.c, k.h, k.w, k.oh, k.ow, k.o}) +
+                                      (k.pre_bias ? "_pb" : "") + (k.bias ? "_b" : "") + (k.relu ? "_relu" : "") + "_" +
+                                      nntest::tag(k.dt));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Conv2dUpsampledFoldCudaTest,
+    ::testing::Values(FoldCase{1, 256, 256, 148, 148, 296, 296, 128, true, true, false, DType::BF16},  // DA2-L
+                      FoldCase{1, 128, 128, 148, 148, 296, 296, 64, true, true, false, DType::F16},    // DA2-B
+                      FoldCase{1, 64, 64, 37, 37, 74, 74, 32, true, true, false, DType::BF16},         // DA2-S-like
+                      FoldCase{3, 40, 24, 21, 17, 40, 33, 96, false, true, true, DType::BF16},  // C0 != C, 3 chunks
+                      FoldCase{2, 64, 96, 19, 23, 40, 50, 64, true, false, true, DType::F16}),
+    fold_name);
+
 TEST_F(UpsampleConvHeadRefusalTest, UpsampledConvOperandsItLacksAreUnsupported) {
   if (IsSkipped()) return;
   const auto expect = [&](DType dt, int64_t c, int64_t o, const char* what) {

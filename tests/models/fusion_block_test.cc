@@ -1,6 +1,7 @@
 // layers::FeatureFusionBlock::forward_unresized (refinenet1 before its upsample, for ops::conv2d_upsampled) against
 // forward(): resampling the unresized map bilinearly with align_corners gives forward()'s result, with and without
-// the lateral input.
+// the lateral input; forward_units() followed by out_conv() gives the unresized map; mix() and upsample_into() give
+// forward()'s result (plus what y held, accumulating).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,6 +13,7 @@
 #include "formats/gguf_test_util.h"
 #include "layers/feature_fusion_block.h"
 #include "ops/context.h"
+#include "ops/elementwise.h"
 #include "ops/op_test_util.h"
 #include "ops/resize.h"
 
@@ -51,6 +53,22 @@ TEST(FeatureFusionBlock, UnresizedThenUpsampledEqualsForward) {
     Tensor got = Tensor::empty({2, f, 11, 13});
     ops::resize_bilinear(ctx, small, got, /*align_corners=*/true);
     test::expect_close(got, want, 1e-6, 1e-6, lateral_unit ? "with the lateral unit" : "without it");
+    // The units alone, then out_conv: forward_unresized's map (a consumer that folds the 1×1 conv in).
+    const Tensor units = block.forward_units(ex, top, lat);
+    Tensor mixed = Tensor::empty(top.shape());
+    block.out_conv().forward_into(ex, units, mixed);
+    test::expect_close(mixed, small, 1e-6, 1e-6, lateral_unit ? "units, with the lateral unit" : "units, without it");
+    // mix() then upsample_into(): forward()'s result, and with `accumulate` that plus what y held.
+    const Tensor m = block.mix(ex, top, lat);
+    Tensor fresh = Tensor::empty({2, f, 11, 13});
+    block.upsample_into(ex, m, fresh, /*accumulate=*/false);
+    test::expect_close(fresh, want, 1e-6, 1e-6, "mix + upsample_into");
+    const Tensor prior = test::random_tensor({2, f, 11, 13}, 22);
+    Tensor merged = prior.clone();
+    block.upsample_into(ex, m, merged, /*accumulate=*/true);
+    Tensor want_merged = Tensor::empty({2, f, 11, 13});
+    ops::add(ctx, want, prior, want_merged);
+    test::expect_close(merged, want_merged, 1e-6, 1e-6, "mix + upsample_into, accumulating");
   }
 }
 

@@ -114,6 +114,38 @@ TEST(ResizeScaleTest, ScaleFactorChangesResult) {
   EXPECT_GT(d.max_abs, 1e-3);
 }
 
+// resize_bilinear_add: the resize, + bias per channel, + y's own values when accumulating, written out here.
+TEST(ResizeBilinearAddTest, AddsTheBiasAndWhatYHeld) {
+  ops::Context ctx;
+  const Shape xs{2, 3, 5, 7}, ys{2, 3, 9, 13};
+  Tensor x = test::random_tensor(xs, 1, 1.f, "x");
+  Tensor bias = test::random_tensor({3}, 2, 1.f, "bias");
+  Tensor prior = test::random_tensor(ys, 3, 1.f, "prior");
+  Tensor up = test::output_tensor(ys, "up");
+  ops::resize_bilinear(ctx, x, up, /*align_corners=*/true);
+  for (const bool with_bias : {true, false})
+    for (const bool accumulate : {true, false}) {
+      Tensor y = prior.clone();
+      ops::resize_bilinear_add(ctx, x, with_bias ? bias : Tensor(), y, true, accumulate);
+      Tensor want = Tensor::empty(ys, DType::F32, "want");
+      const int64_t plane = ys[2] * ys[3];
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        const int64_t c = i / plane % ys[1];
+        want.data<float>()[i] = up.data<float>()[i] + (with_bias ? bias.data<float>()[c] : 0.f) +
+                                (accumulate ? prior.data<float>()[i] : 0.f);
+      }
+      test::expect_close(y, want, 1e-6, 1e-6, str_cat("bias ", with_bias, ", accumulate ", accumulate));
+    }
+  Tensor y = test::output_tensor(ys);
+  try {
+    ops::resize_bilinear_add(ctx, x, test::random_tensor({4}, 2, 1.f, "bias4"), y, true, false);
+    FAIL() << "a bias of 4 for 3 channels was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find("bias4"), std::string::npos) << e.message();
+  }
+}
+
 TEST(ResizeErrorTest, ChannelMismatchNamed) {
   ops::Context ctx;
   Tensor x = test::random_tensor({1, 3, 4, 4}, 1, 1.f, "depth");

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -124,6 +125,62 @@ TEST(Conv2dUpsampled, MatchesTheWrittenOutDefinition) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
   }
+}
+
+// conv2d_upsampled after a 1×1 conv (ops::Pointwise) on the CPU: the 1×1 conv written out here (double sums), then
+// each output channel against naive() as above; and its mismatched operands.
+TEST(Conv2dUpsampled, AfterAPointwiseConvMatchesTheWrittenOutDefinition) {
+  ops::Context ctx;
+  const int64_t n = 2, c0 = 5, c = 3, h = 4, w = 5, oh = 9, ow = 11, o = 4;
+  Tensor x = test::random_tensor({n, c0, h, w}, 1, 1.f, "x");
+  Tensor pw = test::random_tensor({c, c0, 1, 1}, 6, 0.5f, "pre.w");
+  Tensor pb = test::random_tensor({c}, 7, 0.4f, "pre.bias");
+  Tensor wt = test::random_tensor({o, c, 3, 3}, 2, 0.4f, "w");
+  Tensor b = test::random_tensor({o}, 3, 0.3f, "bias");
+  for (const bool pre_bias : {true, false}) {
+    const ops::Pointwise pre{pw, pre_bias ? pb : Tensor()};
+    Tensor y = test::output_tensor({n, o, oh, ow});
+    ops::conv2d_upsampled(ctx, x, pre, wt, b, y, ops::Activation::Relu);
+    Tensor mixed = Tensor::empty({n, c, h, w}, DType::F32, "mixed");
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t p = 0; p < h * w; ++p) {
+          double v = pre_bias ? pb.data<float>()[k] : 0.0;
+          for (int64_t j = 0; j < c0; ++j)
+            v += static_cast<double>(pw.data<float>()[k * c0 + j]) * x.data<float>()[(i * c0 + j) * h * w + p];
+          mixed.data<float>()[(i * c + k) * h * w + p] = static_cast<float>(v);
+        }
+    for (int64_t j = 0; j < o; ++j) {
+      Tensor w3 = Tensor::empty({1, c, 3, 3}, DType::F32, "w3");
+      std::copy(wt.data<float>() + j * c * 9, wt.data<float>() + (j + 1) * c * 9, w3.data<float>());
+      Tensor b3 = Tensor::from_vector({1}, {b.data<float>()[j]}, "b3");
+      Tensor w1 = Tensor::from_vector({1, 1, 1, 1}, {1.f}, "w1");
+      const Tensor want = naive(mixed, w3, b3, w1, Tensor(), oh, ow);
+      Tensor got = Tensor::empty({n, 1, oh, ow}, DType::F32, "got");
+      for (int64_t i = 0; i < n; ++i)
+        std::copy(y.data<float>() + (i * o + j) * oh * ow, y.data<float>() + (i * o + j + 1) * oh * ow,
+                  got.data<float>() + i * oh * ow);
+      EXPECT_LE(test::diff(got, want).rel_l2, 1e-5) << "output channel " << j << (pre_bias ? "" : ", no 1x1 bias");
+    }
+    EXPECT_FALSE(ops::conv2d_upsampled_folds(ctx, x, pre, wt, y)) << "the CPU folds nothing";
+  }
+  const auto expect_invalid = [&](const Tensor& xx, const ops::Pointwise& pre, const Tensor& ww, const char* what) {
+    Tensor y = test::output_tensor({n, o, oh, ow});
+    try {
+      ops::conv2d_upsampled(ctx, xx, pre, ww, b, y);
+      ADD_FAILURE() << "accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("1x1"), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid(test::random_tensor({n, c0 + 1, h, w}, 1, 1.f, "x"), ops::Pointwise{pw, pb}, wt,
+                 "x with other channels than pre.w takes");
+  expect_invalid(x, ops::Pointwise{test::random_tensor({c, c0, 3, 3}, 6, 1.f, "pre.w"), pb}, wt, "a 3x3 pre.w");
+  expect_invalid(x, ops::Pointwise{pw, test::random_tensor({c + 1}, 7, 1.f, "pre.bias")}, wt,
+                 "pre.bias of another length");
+  expect_invalid(x, ops::Pointwise{pw, pb}, test::random_tensor({o, c + 1, 3, 3}, 2, 1.f, "w"),
+                 "w with other channels than pre.w makes");
 }
 
 TEST(UpsampleConvHead, MismatchedOperandsAreInvalidArguments) {

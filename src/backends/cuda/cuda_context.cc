@@ -205,24 +205,30 @@ void* CudaContext::pinned(size_t bytes) {
 }
 
 std::shared_ptr<const void> CudaContext::derived(const Tensor& w, int kind, size_t bytes,
-                                                 const std::function<void(void*)>& fill, const char* what) {
+                                                 const std::function<void(void*)>& fill, const char* what,
+                                                 const Tensor* w2) {
   const std::shared_ptr<void>& owner = w.storage();
-  if (!owner) {
+  if (!owner || (w2 != nullptr && !w2->storage())) {
     // A borrowed view (an activation): its address may be reused, so nothing is cached; the result lives in the
     // scratch buffer, valid for the op that asked (which must not call scratch() itself).
     void* p = scratch(bytes, what);
     fill(p);
     return std::shared_ptr<const void>(p, [](const void*) {});
   }
-  const auto key = std::make_tuple(static_cast<const void*>(w.raw()), w.numel(), kind);
+  const auto key = std::make_tuple(static_cast<const void*>(w.raw()), w.numel(), kind,
+                                   w2 != nullptr ? static_cast<const void*>(w2->raw()) : nullptr);
   auto it = derived_.find(key);
-  if (it != derived_.end() && it->second.owner.lock() == owner) return it->second.data;
+  if (it != derived_.end() && it->second.owner.lock() == owner &&
+      (w2 == nullptr || it->second.owner2.lock() == w2->storage()))
+    return it->second.data;
   // Forget what was derived from tensors that are gone (a model freed while this context lives).
-  for (auto e = derived_.begin(); e != derived_.end();)
-    e = e->second.owner.expired() ? derived_.erase(e) : std::next(e);
+  for (auto e = derived_.begin(); e != derived_.end();) {
+    const bool gone = e->second.owner.expired() || (std::get<3>(e->first) != nullptr && e->second.owner2.expired());
+    e = gone ? derived_.erase(e) : std::next(e);
+  }
   std::shared_ptr<void> data = allocator_->allocate_shared(bytes, what);
   fill(data.get());
-  derived_[key] = Derived{owner, data};
+  derived_[key] = Derived{owner, w2 != nullptr ? std::weak_ptr<void>(w2->storage()) : std::weak_ptr<void>(), data};
   return data;
 }
 

@@ -121,9 +121,11 @@ class CudaContext {
   std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
   // A device buffer of `bytes` derived from weight `w` by `fill(dst)` (work enqueued on stream()), e.g. the direct
   // 3×3 conv's tap-major weight layout: built once per (w's storage, kind) and kept while that storage lives. For a
-  // tensor without owned storage (an activation) it is rebuilt into scratch() on every call.
-  std::shared_ptr<const void> derived(const Tensor& w, int kind, size_t bytes,
-                                      const std::function<void(void*)>& fill, const char* what);
+  // tensor without owned storage (an activation) it is rebuilt into scratch() on every call. `w2`, when given, is a
+  // second source (e.g. a 1×1 conv folded into w's layout): the buffer is kept per pair while both storages live,
+  // and rebuilt every call when either has no owned storage.
+  std::shared_ptr<const void> derived(const Tensor& w, int kind, size_t bytes, const std::function<void(void*)>& fill,
+                                      const char* what, const Tensor* w2 = nullptr);
 
   // Per-shape choices of autotuned ops (tuning.h: conv2d, attention, cuBLASLt): the choice stored under `key` for
   // this context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process
@@ -195,10 +197,11 @@ class CudaContext {
   void* pinned_ = nullptr;
   size_t pinned_size_ = 0;
   struct Derived {
-    std::weak_ptr<void> owner;    // the source tensor's storage
-    std::shared_ptr<void> data;   // what was derived from it
+    std::weak_ptr<void> owner, owner2;  // the source tensors' storages (owner2 empty without a second source)
+    std::shared_ptr<void> data;         // what was derived from them
   };
-  std::map<std::tuple<const void*, int64_t, int>, Derived> derived_;  // (source, numel, kind)
+  // (source, numel, kind, second source or null)
+  std::map<std::tuple<const void*, int64_t, int, const void*>, Derived> derived_;
 };
 
 }  // namespace dacpp::cuda

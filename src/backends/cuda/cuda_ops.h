@@ -131,7 +131,9 @@ void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, T
 // y = x + a ⊙ gamma in f32 (x, y one dtype; a any activation dtype; gamma [C] f32 or undefined); y may alias x.
 void add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y);
 void permute(CudaContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
-void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners);
+// bias (f32 [C], or null) added per channel and, with `accumulate`, y's own values, before y's one rounding.
+void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, const float* bias = nullptr,
+                     bool accumulate = false);
 void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
                           bool align_corners);
 void resize_bicubic(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);

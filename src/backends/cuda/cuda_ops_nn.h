@@ -45,9 +45,13 @@ void conv2d_upsampled(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 // O % 32 == 0, act None or ReLU, (in - 1) / (out - 1) <= 10 / 17 per axis, one image's z within 256 MiB);
 // conv2d_upsampled_taps throws Unsupported with that reason. The values differ from the TMA conv's by rounding
 // only (z is rounded to x's dtype where the upsampled map was).
+// pre_w / pre_b (optional; shapes checked by the caller): a 1×1 conv [C, C0, 1, 1] of x's dtype with bias [C] f32
+// (or undefined) run on x [N, C0, h, w] before the upsample, folded into the GEMM's weights (made once per pair of
+// weights): one GEMM of C0 → 9 · O channels instead of two, the 1×1 conv's output never stored. The refusal is the
+// same with x's C0 channels.
 std::string conv2d_upsampled_taps_refusal(const Tensor& x, const Tensor& w, const Tensor& y, Epilogue act);
 void conv2d_upsampled_taps(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-                           Epilogue act);
+                           Epilogue act, const Tensor* pre_w = nullptr, const Tensor* pre_b = nullptr);
 // conv2d_upsampled on the TMA conv only (tests, benchmarks); Unsupported where conv2d_upsampled_refusal says so.
 void conv2d_upsampled_tma(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                           Epilogue act);

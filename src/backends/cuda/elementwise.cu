@@ -154,41 +154,6 @@ int64_t trailing_match(const Shape& a, const Shape& b) {
   return n;
 }
 
-template <typename T, int K, typename TB>
-void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
-  const int64_t n = a.numel();
-  const T* ap = static_cast<const T*>(a.raw());
-  const TB* bp = static_cast<const TB*>(b.raw());
-  T* yp = static_cast<T*>(y.raw());
-  const int64_t bn = trailing_match(a.shape(), b.shape());
-  if (bn > 0) {
-    constexpr int kN = Vec16<T>::kN;
-    if constexpr (std::is_same_v<T, TB>) {
-      if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
-        launch_kernel(c, "binary_mod_vec", binary_mod_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0,
-                      reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
-                      reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
-        return;
-      }
-    }
-    launch_kernel(c, "binary_mod", binary_mod_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n, bn);
-    return;
-  }
-  const BcastDims g = collapse(a.shape(), b.shape());
-  launch_kernel(c, "binary_general", binary_general_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n,
-                g);
-}
-
-template <typename T, int K>
-void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
-  if (b.dtype() == DType::F32) return launch_binary_mixed<T, K, float>(c, a, b, y);
-  if constexpr (std::is_same_v<T, float>) {  // an f32 stream with a bf16 / f16 operand
-    if (b.dtype() == DType::BF16) return launch_binary_mixed<T, K, __nv_bfloat16>(c, a, b, y);
-    return launch_binary_mixed<T, K, __half>(c, a, b, y);
-  }
-  return launch_binary_mixed<T, K, T>(c, a, b, y);
-}
-
 // y = x + a · gamma[i % cols] (gamma null: y = x + a), f32 math, one rounding to T.
 template <typename T, typename TA>
 __global__ void add_scaled_kernel(const T* x, const TA* __restrict__ a, const float* __restrict__ gamma, T* y,
@@ -223,6 +188,50 @@ __global__ void add_scaled_vec8_kernel(const T* x, const TA* __restrict__ a, con
     }
     reinterpret_cast<X8*>(y)[i] = xv;
   }
+}
+
+template <typename T, int K, typename TB>
+void launch_binary_mixed(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
+  const int64_t n = a.numel();
+  const T* ap = static_cast<const T*>(a.raw());
+  const TB* bp = static_cast<const TB*>(b.raw());
+  T* yp = static_cast<T*>(y.raw());
+  const int64_t bn = trailing_match(a.shape(), b.shape());
+  if (bn > 0) {
+    constexpr int kN = Vec16<T>::kN;
+    if constexpr (std::is_same_v<T, float> && !std::is_same_v<TB, float> && K == static_cast<int>(BinaryKind::Add)) {
+      // An f32 stream plus a bf16 / f16 operand of its shape (e.g. the pos-embed table and the patch tokens): the
+      // residual add's 8-wide kernel, without a scale.
+      if (bn == n && n % 8 == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
+        launch_kernel(c, "add_vec8", add_scaled_vec8_kernel<float, TB>, grid_for(c, n / 8, kBlock), kBlock, 0, ap, bp,
+                      static_cast<const float*>(nullptr), yp, n / 8, int64_t{8});
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, TB>) {
+      if (bn % kN == 0 && aligned_to(ap, 16) && aligned_to(bp, 16) && aligned_to(yp, 16)) {
+        launch_kernel(c, "binary_mod_vec", binary_mod_vec_kernel<T, K>, grid_for(c, n / kN, kBlock), kBlock, 0,
+                      reinterpret_cast<const Vec16<T>*>(ap), reinterpret_cast<const Vec16<T>*>(bp),
+                      reinterpret_cast<Vec16<T>*>(yp), n / kN, bn / kN);
+        return;
+      }
+    }
+    launch_kernel(c, "binary_mod", binary_mod_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n, bn);
+    return;
+  }
+  const BcastDims g = collapse(a.shape(), b.shape());
+  launch_kernel(c, "binary_general", binary_general_kernel<T, K, TB>, grid_for(c, n, kBlock), kBlock, 0, ap, bp, yp, n,
+                g);
+}
+
+template <typename T, int K>
+void launch_binary(CudaContext& c, const Tensor& a, const Tensor& b, Tensor& y) {
+  if (b.dtype() == DType::F32) return launch_binary_mixed<T, K, float>(c, a, b, y);
+  if constexpr (std::is_same_v<T, float>) {  // an f32 stream with a bf16 / f16 operand
+    if (b.dtype() == DType::BF16) return launch_binary_mixed<T, K, __nv_bfloat16>(c, a, b, y);
+    return launch_binary_mixed<T, K, __half>(c, a, b, y);
+  }
+  return launch_binary_mixed<T, K, T>(c, a, b, y);
 }
 
 template <typename T, typename TA>

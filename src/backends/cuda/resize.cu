@@ -23,6 +23,11 @@ struct ResizeGeom {
   int64_t row0;      // y's first row within the full resampled map
   float scale_h, scale_w;
   bool align_corners;
+  // Bilinear only: added before the store's rounding: bias[plane % channels] (f32, or null) and, with accumulate,
+  // y's own value.
+  const float* bias;
+  int64_t channels;
+  int accumulate;
 };
 
 // Host: the source-per-destination scale (resize_cpu.cc's source_scale).
@@ -109,6 +114,7 @@ __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_
   for (int64_t pr0 = (static_cast<int64_t>(blockIdx.y) * rows_per_block + lane_y) * R; pr0 < rows; pr0 += step) {
     float in[R][NT][V][NT];  // [row][vertical tap][column][horizontal tap]
     float wy[R][NT];
+    float extra[R][V];  // bilinear: the bias and, accumulating, y's value, loaded with the taps
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int64_t pr = min(pr0 + r, rows - 1);  // rows past the end are loaded but not stored
@@ -125,10 +131,32 @@ __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_
 #pragma unroll
           for (int j = 0; j < NT; ++j) in[r][k][c][j] = to_f32(__ldg(line + ix[c][j]));
       }
+#pragma unroll
+      for (int c = 0; c < V; ++c) extra[r][c] = 0.f;
+      if constexpr (NT == 2) {
+        if (g.bias != nullptr) {
+          const float b = __ldg(g.bias + plane % g.channels);
+#pragma unroll
+          for (int c = 0; c < V; ++c) extra[r][c] = b;
+        }
+        if (g.accumulate) {
+          const T* prev = y + pr * g.out_w + ox0;
+          if (vec_store) {
+            const Lanes<T, V> v = *reinterpret_cast<const Lanes<T, V>*>(prev);
+#pragma unroll
+            for (int c = 0; c < V; ++c) extra[r][c] += to_f32(v.e[c]);
+          } else {
+#pragma unroll
+            for (int c = 0; c < V; ++c)
+              if (ox0 + c < g.out_w) extra[r][c] += to_f32(prev[c]);
+          }
+        }
+      }
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       if (pr0 + r >= rows) break;
+      T* dst = y + (pr0 + r) * g.out_w + ox0;
       Lanes<T, V> out;
 #pragma unroll
       for (int c = 0; c < V; ++c) {
@@ -140,9 +168,8 @@ __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_
           for (int k = 0; k < NT; ++k) col = __fadd_rn(col, __fmul_rn(wy[r][k], in[r][k][c][j]));
           acc = __fadd_rn(acc, __fmul_rn(wx[c][j], col));
         }
-        out.e[c] = from_f32<T>(acc);
+        out.e[c] = from_f32<T>(NT == 2 ? acc + extra[r][c] : acc);
       }
-      T* dst = y + (pr0 + r) * g.out_w + ox0;
       if (vec_store) {
         *reinterpret_cast<Lanes<T, V>*>(dst) = out;
       } else {
@@ -152,6 +179,107 @@ __global__ void resize_kernel(const T* __restrict__ x, T* __restrict__ y, int64_
       }
     }
   }
+}
+
+// Bilinear upsampling (out >= in on both axes) of whole output rows per block: the source rows the block's taps reach
+// are staged in shared memory as f32 with coalesced loads, and the block's row and column taps are tabled there once;
+// then each thread blends up to kTileItems runs of V adjacent outputs of a row (the bias and, accumulating, y's
+// values loaded first, all at once). Same taps and operations as resize_kernel, which issues every tap as a global
+// load of its own and waits for a row pair's loads per step: DA2-L's 74² → 148² upsample of 256 planes took 20 µs
+// for 11 MB written, 38 µs with y accumulated.
+constexpr int kTileThreads = 256, kTileItems = 4;
+constexpr int kTileMaxWidth = 1024;  // output columns whose taps are tabled
+constexpr int kTileMaxRows = 256;    // output rows per block whose taps are tabled
+
+struct TileTap {
+  int i0, i1;  // source indices (rows: relative to the first staged row)
+  float w0, w1;
+};
+
+template <typename T, int V>
+__global__ void __launch_bounds__(kTileThreads)
+    upsample_tile_kernel(const T* __restrict__ x, T* __restrict__ y, ResizeGeom g, int rows_per_tile) {
+  extern __shared__ float tile_src[];
+  __shared__ TileTap col_taps[kTileMaxWidth];
+  __shared__ TileTap row_taps[kTileMaxRows];
+  const int tid = threadIdx.x;
+  const int64_t plane = blockIdx.y;
+  const int oy0 = static_cast<int>(blockIdx.x) * rows_per_tile;
+  const int rows = min(oy0 + rows_per_tile, static_cast<int>(g.out_h)) - oy0;
+  const int in_w = static_cast<int>(g.in_w), out_w = static_cast<int>(g.out_w), groups = out_w / V;
+  int64_t first[2];
+  float unused[2];
+  linear_taps(g.in_h, g.scale_h, g.row0 + oy0, g.align_corners, first, unused);
+  const int r_first = static_cast<int>(first[0]);
+  for (int i = tid; i < out_w + rows; i += kTileThreads) {
+    int64_t idx[2];
+    float wt[2];
+    if (i < out_w) {
+      linear_taps(g.in_w, g.scale_w, i, g.align_corners, idx, wt);
+      col_taps[i] = TileTap{static_cast<int>(idx[0]), static_cast<int>(idx[1]), wt[0], wt[1]};
+    } else {
+      linear_taps(g.in_h, g.scale_h, g.row0 + oy0 + i - out_w, g.align_corners, idx, wt);
+      row_taps[i - out_w] =
+          TileTap{static_cast<int>(idx[0]) - r_first, static_cast<int>(idx[1]) - r_first, wt[0], wt[1]};
+    }
+  }
+  int64_t last[2];
+  linear_taps(g.in_h, g.scale_h, g.row0 + oy0 + rows - 1, g.align_corners, last, unused);
+  const int n_src = (static_cast<int>(last[1]) - r_first + 1) * in_w, n_items = rows * groups;
+  T* dst = y + (plane * g.out_h + oy0) * g.out_w;
+  const float b = g.bias != nullptr ? __ldg(g.bias + plane % g.channels) : 0.f;
+  pdl_enter();
+  const T* src = x + (plane * g.in_h + r_first) * g.in_w;
+  for (int i = tid; i < n_src; i += kTileThreads) tile_src[i] = to_f32(src[i]);
+  float extra[kTileItems][V];
+#pragma unroll
+  for (int e = 0; e < kTileItems; ++e) {
+    const int item = tid + e * kTileThreads;
+#pragma unroll
+    for (int c = 0; c < V; ++c) extra[e][c] = b;
+    if (g.accumulate && item < n_items) {
+      const int r = item / groups;
+      const Lanes<T, V> prev = *reinterpret_cast<const Lanes<T, V>*>(dst + r * out_w + (item - r * groups) * V);
+#pragma unroll
+      for (int c = 0; c < V; ++c) extra[e][c] += to_f32(prev.e[c]);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int e = 0; e < kTileItems; ++e) {
+    const int item = tid + e * kTileThreads;
+    if (item >= n_items) break;
+    const int r = item / groups, ox0 = (item - r * groups) * V;
+    const TileTap ry = row_taps[r];
+    const float* line0 = tile_src + ry.i0 * in_w;
+    const float* line1 = tile_src + ry.i1 * in_w;
+    Lanes<T, V> out;
+#pragma unroll
+    for (int c = 0; c < V; ++c) {
+      const TileTap rx = col_taps[ox0 + c];
+      // resize_kernel's order: each horizontal tap's column blended vertically first, from 0.
+      const float col0 = __fadd_rn(__fadd_rn(0.f, __fmul_rn(ry.w0, line0[rx.i0])), __fmul_rn(ry.w1, line1[rx.i0]));
+      const float col1 = __fadd_rn(__fadd_rn(0.f, __fmul_rn(ry.w0, line0[rx.i1])), __fmul_rn(ry.w1, line1[rx.i1]));
+      const float acc = __fadd_rn(__fadd_rn(0.f, __fmul_rn(rx.w0, col0)), __fmul_rn(rx.w1, col1));
+      out.e[c] = from_f32<T>(acc + extra[e][c]);
+    }
+    *reinterpret_cast<Lanes<T, V>*>(dst + r * out_w + ox0) = out;
+  }
+}
+
+constexpr int kTileSmemBytes = 24 << 10;  // staged source rows (the tables take 20 KiB of static shared memory)
+
+// upsample_tile_kernel's rows per block for this geometry, or 0 where it does not apply (downsampling, a row wider
+// than kTileMaxWidth, the staged rows over kTileSmemBytes, more planes than a grid's y). v: columns per run.
+// (In this geometry's terms: DA2-L's 74² → 148² takes 27 rows per block, 6 blocks per plane.)
+int tile_rows(const ResizeGeom& g, int64_t planes, int v) {
+  if (g.out_h < g.in_h || g.out_w < g.in_w || g.out_w > kTileMaxWidth || planes > 65535) return 0;
+  const int rows =
+      static_cast<int>(std::min<int64_t>({kTileThreads * kTileItems * v / g.out_w, g.out_h, int64_t{kTileMaxRows}}));
+  if (rows < 1) return 0;
+  // Source rows of `rows` consecutive output rows: at most ceil((rows - 1) · scale) + 2, one more for rounding.
+  const int64_t src_rows = static_cast<int64_t>(std::ceil((rows - 1) * static_cast<double>(g.scale_h))) + 3;
+  return src_rows * g.in_w * static_cast<int64_t>(sizeof(float)) <= kTileSmemBytes ? rows : 0;
 }
 
 // Bilinear: 4 columns × 2 rows per thread and step where the rows allow 4-element stores (DPT's 148 / 296-wide
@@ -186,6 +314,22 @@ void launch(CudaContext& c, const Tensor& x, Tensor& y, const ResizeGeom& g) {
   DACPP_CHECK(g.in_h * g.in_w < INT32_MAX, ErrorCode::Unsupported, NT == 2 ? "resize_bilinear" : "resize_bicubic",
               " (cuda): an input plane of ", g.in_h, "x", g.in_w, " exceeds 2^31 elements");
   c.make_current();
+  const int64_t planes = y.dim(0) * y.dim(1);
+  const int v = g.out_w % 4 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), 4) == 0 ? 4 : 1;
+  if constexpr (NT == 2) {
+    if (const int rows = tile_rows(g, planes, v); rows > 0) {
+      const int64_t src_rows = static_cast<int64_t>(std::ceil((rows - 1) * static_cast<double>(g.scale_h))) + 3;
+      const int smem = static_cast<int>(src_rows * g.in_w * static_cast<int64_t>(sizeof(float)));
+      const dim3 grid(static_cast<unsigned>((g.out_h + rows - 1) / rows), static_cast<unsigned>(planes));
+      dispatch_float(x.dtype(), "resize_bilinear", [&](auto tag) {
+        using T = decltype(tag);
+        launch_kernel(c, "resize_bilinear (tiled upsample)",
+                      v == 4 ? upsample_tile_kernel<T, 4> : upsample_tile_kernel<T, 1>, grid, kTileThreads, smem,
+                      static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), g, rows);
+      });
+      return;
+    }
+  }
   const bool wide = reinterpret_cast<uintptr_t>(y.raw()) % dtype_nbytes(y.dtype(), 4) == 0 && g.out_w % 4 == 0;
   if constexpr (NT == 2)
     if (wide) return launch_v<NT, 4>(c, x, y, g);
@@ -200,6 +344,9 @@ ResizeGeom geometry(const Tensor& x, const Tensor& y, int64_t full_h, int64_t ro
   g.out_w = y.dim(3);
   g.row0 = row0;
   g.align_corners = ac;
+  g.bias = nullptr;
+  g.channels = y.dim(1);
+  g.accumulate = 0;
   g.scale_h = source_scale(g.in_h, full_h, ac, sh);
   g.scale_w = source_scale(g.in_w, g.out_w, ac, sw);
   return g;
@@ -207,9 +354,13 @@ ResizeGeom geometry(const Tensor& x, const Tensor& y, int64_t full_h, int64_t ro
 
 }  // namespace
 
-void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners) {
+void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, const float* bias,
+                     bool accumulate) {
   if (y.numel() == 0) return;
-  launch<2>(c, x, y, geometry(x, y, y.dim(2), 0, align_corners, 0, 0));
+  ResizeGeom g = geometry(x, y, y.dim(2), 0, align_corners, 0, 0);
+  g.bias = bias;
+  g.accumulate = accumulate ? 1 : 0;
+  launch<2>(c, x, y, g);
 }
 
 void resize_bilinear_rows(CudaContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
@@ -231,6 +382,12 @@ std::vector<KernelInfo> resize_kernels() {
       {"resize_bilinear<f32,4>", reinterpret_cast<const void*>(&resize_kernel<float, 2, 4, 2>)},
       {"resize_bilinear<bf16,4>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 2, 4, 2>)},
       {"resize_bilinear<f16,4>", reinterpret_cast<const void*>(&resize_kernel<__half, 2, 4, 2>)},
+      {"resize_bilinear_tiled<f32,4>", reinterpret_cast<const void*>(&upsample_tile_kernel<float, 4>)},
+      {"resize_bilinear_tiled<bf16,4>", reinterpret_cast<const void*>(&upsample_tile_kernel<__nv_bfloat16, 4>)},
+      {"resize_bilinear_tiled<f16,4>", reinterpret_cast<const void*>(&upsample_tile_kernel<__half, 4>)},
+      {"resize_bilinear_tiled<f32,1>", reinterpret_cast<const void*>(&upsample_tile_kernel<float, 1>)},
+      {"resize_bilinear_tiled<bf16,1>", reinterpret_cast<const void*>(&upsample_tile_kernel<__nv_bfloat16, 1>)},
+      {"resize_bilinear_tiled<f16,1>", reinterpret_cast<const void*>(&upsample_tile_kernel<__half, 1>)},
       {"resize_bicubic<f32>", reinterpret_cast<const void*>(&resize_kernel<float, 4, 2, 2>)},
       {"resize_bicubic<bf16>", reinterpret_cast<const void*>(&resize_kernel<__nv_bfloat16, 4, 2, 2>)},
       {"resize_bicubic<f16>", reinterpret_cast<const void*>(&resize_kernel<__half, 4, 2, 2>)},

@@ -39,6 +39,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "backends/cuda/check.h"
@@ -463,6 +464,10 @@ struct Blend {
   int z_channels = kChannels;
   int chunks = 1;
   int relu = 0;
+  // A 1×1 conv folded into z (conv only): its bias's share per tap row, f32 [chunks][9][32] (null: none). Each output
+  // pixel adds the shares of its taps inside the map: all nine (summed once per block into the bias) less those of
+  // the taps outside, at the border.
+  const float* tap_bias = nullptr;
 };
 
 // Block: a 16 × 16 output tile of one image, a thread per pixel, for 32 output channels. The source patch its taps
@@ -479,6 +484,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   unsigned char* patch = reinterpret_cast<unsigned char*>(taps_smem);
   __shared__ head::Tap rows[kSpan], cols[kSpan];
   __shared__ float bias3[head::kHidden], proj[head::kHidden];
+  __shared__ float tap_bias[kHead ? 1 : 9 * head::kHidden];
   const int tid = threadIdx.x;
   const int oy0 = blockIdx.y * kTile, ox0 = blockIdx.x * kTile;
   const int n = kHead ? blockIdx.z : blockIdx.z / bl.chunks, chunk = kHead ? 0 : blockIdx.z % bl.chunks;
@@ -504,12 +510,23 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   mma::cp_async_commit();
   if (tid < head::kHidden) {
-    bias3[tid] = b3 ? b3[chunk * head::kHidden + tid] : 0.f;
-    if constexpr (kHead) proj[tid] = mma::to_float(w1[tid]);
+    float b = b3 ? b3[chunk * head::kHidden + tid] : 0.f;
+    if constexpr (kHead) {
+      proj[tid] = mma::to_float(w1[tid]);
+    } else if (bl.tap_bias != nullptr) {
+      const float* tb = bl.tap_bias + chunk * 9 * head::kHidden + tid;
+#pragma unroll
+      for (int t = 0; t < 9; ++t) {
+        tap_bias[t * head::kHidden + tid] = tb[t * head::kHidden];
+        b += tb[t * head::kHidden];
+      }
+    }
+    bias3[tid] = b;
   }
   const int ty = tid / kTile, tx = tid % kTile;
   mma::cp_async_wait<0>();
   __syncthreads();
+
   float acc[head::kHidden];
 #pragma unroll
   for (int m = 0; m < head::kHidden; ++m) acc[m] = 0.f;
@@ -537,6 +554,17 @@ __global__ void __launch_bounds__(kThreads, 2)
                   *reinterpret_cast<const uint4*>(p11 + 16 * q), w00, w10, w01, w11);
     }
   }
+  if constexpr (!kHead) {
+    // A tap outside the map takes its folded bias share back out (border pixels only).
+    if (bl.tap_bias != nullptr) {
+#pragma unroll 1
+      for (int tap = 0; tap < 9; ++tap)
+        if (!rows[ty + tap / 3].inside || !cols[tx + tap % 3].inside) {
+#pragma unroll
+          for (int m = 0; m < head::kHidden; ++m) acc[m] -= tap_bias[tap * head::kHidden + m];
+        }
+    }
+  }
   const int oy = oy0 + ty, ox = ox0 + tx;
   if (oy >= a.oh || ox >= a.ow) return;
   if constexpr (kHead) {
@@ -558,23 +586,45 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // z for images [n0, n0 + nb) by cuBLASLt (column-major: z_n as [Z, P] = W^T-stored [C, Z]^T · x_n-stored [P, C]^T,
-// Z = 288 · chunks channels per pixel from wt [Z][C]), then the blend kernel; images in chunks so that z stays within
-// kZBytes of scratch. b3: the head's b3 or the conv's bias (f32, or null).
+// Z = 288 · chunks channels per pixel from the GEMM's A rows [Z][C]), then the blend kernel; images in chunks so that
+// z stays within kZBytes of scratch. b3: the head's b3 or the conv's bias (f32, or null).
 constexpr size_t kZBytes = size_t{256} << 20;
 
+// The GEMM's A rows [Z][C] for the z of one call and, for a folded 1×1 conv, its bias's share per row (f32, added
+// by the blend: Blend::tap_bias).
+struct GemmRows {
+  const void* w = nullptr;
+  const float* tap_bias = nullptr;
+};
+// Where they come from: kept per weight by the context (CudaContext::derived: `kept`, made before the call), or —
+// when a source is a borrowed view, which derived() would make into scratch, where z then lands — made by `make`
+// into the first `front` bytes of the call's scratch, ahead of z.
+struct RowsSource {
+  GemmRows kept;
+  size_t front = 0;
+  std::function<GemmRows(char*)> make;
+};
+
+inline size_t align256(size_t b) {
+  return (b + 255) / 256 * 256;
+}
+
 template <typename T, bool kHead>
-void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const float* b3, const T* w1, const float* b1,
-         Tensor& y, bool relu, const char* what, int final = 0) {
+void run(CudaContext& c, const Tensor& x, const RowsSource& rows, int chunks, const float* b3, const T* w1,
+         const float* b1, Tensor& y, bool relu, const char* what, int final = 0) {
   head::Args a = head::args_of(x, y);
   a.final = final;
-  const Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
+  Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
   const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
   const size_t per_image = sizeof(T) * static_cast<size_t>(p) * static_cast<size_t>(bl.z_channels);
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(kZBytes / per_image)));
   auto* kernel = &upsample_taps_kernel<T, kHead>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), what,
                    " taps: shared memory of ", kSmem, " bytes");
-  T* zbuf = static_cast<T*>(c.scratch(per_image * static_cast<size_t>(chunk), what));
+  char* base = static_cast<char*>(c.scratch(rows.front + per_image * static_cast<size_t>(chunk), what));
+  const GemmRows g = rows.make ? rows.make(base) : rows.kept;
+  bl.tap_bias = g.tap_bias;
+  T* zbuf = reinterpret_cast<T*>(base + rows.front);
   const int64_t y_image = y.dim(1) * a.oh * a.ow;
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     const int64_t nb = std::min(chunk, n - n0);
@@ -592,7 +642,7 @@ void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const floa
     s.stride_b = a.c * p;
     s.stride_d = bl.z_channels * p;
     s.dtype = x.dtype();
-    gemm(c, s, wt, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
+    gemm(c, s, g.w, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
     const dim3 grid(static_cast<unsigned>((a.ow + kTile - 1) / kTile),
                     static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb * chunks));
     launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf, b3, w1, b1,
@@ -600,21 +650,127 @@ void run(CudaContext& c, const Tensor& x, const void* wt, int chunks, const floa
   }
 }
 
+// head::tap_weights' rows of w as a RowsSource.
+template <typename T>
+RowsSource tap_rows(CudaContext& c, const Tensor& w, std::shared_ptr<const void>& keep) {
+  RowsSource r;
+  if (w.storage()) {
+    keep = head::tap_weights<T>(c, w);
+    r.kept.w = keep.get();
+    return r;
+  }
+  const int ch = static_cast<int>(w.dim(1)), chunks = static_cast<int>(w.dim(0)) / head::kHidden;
+  const long long chunk_n = 9LL * head::kHidden * ch;
+  r.front = align256(sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks));
+  r.make = [&c, &w, chunks, chunk_n](char* front) {
+    for (int j = 0; j < chunks; ++j) {
+      conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
+          static_cast<const T*>(w.raw()) + j * chunk_n, reinterpret_cast<T*>(front) + j * chunk_n, head::kHidden,
+          static_cast<int>(w.dim(1)));
+      DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights (borrowed)");
+    }
+    return GemmRows{front, nullptr};
+  };
+  return r;
+}
+
 template <typename T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
             Tensor& y, int final) {
-  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w3);
-  run<T, true>(c, x, wt.get(), 1, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
+  std::shared_ptr<const void> keep;
+  const RowsSource rows = tap_rows<T>(c, w3, keep);
+  run<T, true>(c, x, rows, 1, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
                static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, y, false,
                "upsample_conv_head taps z", final);
 }
 
-// conv2d_upsampled taps first, on head::tap_weights' chunked layout.
+constexpr int kDerivedFoldedTaps = 7;  // CudaContext::derived kind: tap rows with a 1×1 conv folded in, [Z][C0]
+constexpr int kDerivedFoldedBias = 8;  // CudaContext::derived kind: the folded 1×1 conv's bias per tap row, f32 [Z]
+
+// A 1×1 conv (pw [C, C0], pb [C] f32) folded into the tap rows of w [O, C, 3, 3] (head::tap_weights' order: row
+// r = (j · 9 + tap) · 32 + m holds w[32 j + m, :, tap]): wf[r][c0] = Σ_c w[32 j + m, c, tap] · pw[c, c0] and
+// bf[r] = Σ_c w[32 j + m, c, tap] · pb[c] (kept f32); f32 sums, wf rounded once to T.
+__device__ __forceinline__ long long folded_row_base(long long r, int ch) {
+  const int j = static_cast<int>(r / (9 * head::kHidden)), rem = static_cast<int>(r % (9 * head::kHidden));
+  const int tap = rem / head::kHidden, m = rem % head::kHidden;
+  return static_cast<long long>(head::kHidden * j + m) * ch * 9 + tap;  // w[oc, c, tap] is at this + 9 c
+}
+
 template <typename T>
-void launch_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, bool relu) {
-  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w);
-  run<T, false>(c, x, wt.get(), static_cast<int>(w.dim(0)) / head::kHidden, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, nullptr,
-                nullptr, y, relu, "conv2d_upsampled taps z");
+__global__ void fold_weights_kernel(const T* __restrict__ w, const T* __restrict__ pw, T* __restrict__ wf, int o,
+                                    int ch, int c0) {
+  const long long total = 9LL * o * c0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / c0;
+    const int col = static_cast<int>(i - r * c0);
+    const T* wr = w + folded_row_base(r, ch);
+    float acc = 0.f;
+    for (int k = 0; k < ch; ++k)
+      acc = fmaf(mma::to_float(wr[9 * k]), mma::to_float(pw[static_cast<long long>(k) * c0 + col]), acc);
+    wf[i] = mma::from_float<T>(acc);
+  }
+}
+
+template <typename T>
+__global__ void fold_bias_kernel(const T* __restrict__ w, const float* __restrict__ pb, float* __restrict__ bf, int o,
+                                 int ch) {
+  const long long total = 9LL * o;
+  for (long long r = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; r < total;
+       r += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const T* wr = w + folded_row_base(r, ch);
+    float acc = 0.f;
+    for (int k = 0; k < ch; ++k) acc = fmaf(mma::to_float(wr[9 * k]), pb[k], acc);
+    bf[r] = acc;
+  }
+}
+
+// conv2d_upsampled taps first, on head::tap_weights' chunked layout; with a 1×1 conv before the upsample (pre_w
+// [C, C0, 1, 1] of x's dtype, pre_b [C] f32 or undefined), on the fold above: the GEMM reads x's C0 channels, and
+// the blend adds the 1×1 conv's bias as each tap's share, f32, for the taps inside the map only (as the conv's zero
+// padding of the 1×1 conv's output has it; a GEMM bias epilogue would put it in z, at bf16, and cuBLASLt's kernels
+// with one ran slower). Each fold is kept per pair of sources (CudaContext::derived); with a borrowed source, made
+// into the call's scratch each time.
+template <typename T>
+void launch_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, bool relu,
+                 const Tensor* pre_w, const Tensor* pre_b) {
+  const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
+  const int chunks = static_cast<int>(w.dim(0)) / head::kHidden;
+  std::shared_ptr<const void> keep_w, keep_b;
+  if (pre_w == nullptr)
+    return run<T, false>(c, x, tap_rows<T>(c, w, keep_w), chunks, bp, nullptr, nullptr, y, relu,
+                         "conv2d_upsampled taps z");
+  const int o = static_cast<int>(w.dim(0)), ch = static_cast<int>(w.dim(1)), c0 = static_cast<int>(pre_w->dim(1));
+  const long long rows = 9LL * o;
+  const bool has_bias = pre_b != nullptr && pre_b->defined();
+  const size_t w_bytes = sizeof(T) * static_cast<size_t>(rows * c0),
+               b_bytes = sizeof(float) * static_cast<size_t>(rows);
+  const T* wp = static_cast<const T*>(w.raw());
+  const auto fold_w = [&](void* dst) {
+    fold_weights_kernel<T><<<grid_for(c, rows * c0, 256), 256, 0, c.stream()>>>(wp, static_cast<const T*>(pre_w->raw()),
+                                                                                static_cast<T*>(dst), o, ch, c0);
+    DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv into the tap rows");
+  };
+  const auto fold_b = [&](void* dst) {
+    fold_bias_kernel<T><<<grid_for(c, rows, 256), 256, 0, c.stream()>>>(wp, static_cast<const float*>(pre_b->raw()),
+                                                                        static_cast<float*>(dst), o, ch);
+    DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv's bias into the tap rows");
+  };
+  RowsSource src;
+  if (w.storage() && pre_w->storage() && (!has_bias || pre_b->storage())) {
+    keep_w = c.derived(w, kDerivedFoldedTaps, w_bytes, fold_w, "conv2d_upsampled folded tap rows", pre_w);
+    if (has_bias) keep_b = c.derived(w, kDerivedFoldedBias, b_bytes, fold_b, "conv2d_upsampled folded tap bias", pre_b);
+    src.kept = GemmRows{keep_w.get(), static_cast<const float*>(keep_b.get())};
+  } else {
+    src.front = align256(w_bytes) + (has_bias ? align256(b_bytes) : 0);
+    src.make = [&](char* front) {
+      fold_w(front);
+      if (!has_bias) return GemmRows{front, nullptr};
+      fold_b(front + align256(w_bytes));
+      return GemmRows{front, reinterpret_cast<const float*>(front + align256(w_bytes))};
+    };
+  }
+  run<T, false>(c, x, src, chunks, bp, nullptr, nullptr, y, relu, "conv2d_upsampled folded taps z");
 }
 
 }  // namespace taps
@@ -715,13 +871,14 @@ std::string conv2d_upsampled_taps_refusal(const Tensor& x, const Tensor& w, cons
 }
 
 void conv2d_upsampled_taps(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
-                           Epilogue act) {
+                           Epilogue act, const Tensor* pre_w, const Tensor* pre_b) {
   const std::string why = conv2d_upsampled_taps_refusal(x, w, y, act);
   DACPP_CHECK(why.empty(), ErrorCode::Unsupported, "conv2d_upsampled (cuda, taps first): ", why);
   if (y.numel() == 0) return;
   c.make_current();
-  if (x.dtype() == DType::BF16) return taps::launch_conv<__nv_bfloat16>(c, x, w, bias, y, act == Epilogue::Relu);
-  taps::launch_conv<__half>(c, x, w, bias, y, act == Epilogue::Relu);
+  const bool relu = act == Epilogue::Relu;
+  if (x.dtype() == DType::BF16) return taps::launch_conv<__nv_bfloat16>(c, x, w, bias, y, relu, pre_w, pre_b);
+  taps::launch_conv<__half>(c, x, w, bias, y, relu, pre_w, pre_b);
 }
 
 std::vector<KernelInfo> upsample_conv_head_kernels() {

@@ -34,7 +34,8 @@ void conv2d_upsampled(CudaContext&, const Tensor&, const Tensor&, const Tensor&,
 std::string conv2d_upsampled_taps_refusal(const Tensor&, const Tensor&, const Tensor&, Epilogue) {
   return "dacpp was built without CUDA";
 }
-void conv2d_upsampled_taps(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
+void conv2d_upsampled_taps(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue, const Tensor*,
+                           const Tensor*) {
   no_cuda_nn("conv2d_upsampled_taps");
 }
 void conv2d_upsampled_tma(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {

@@ -81,7 +81,9 @@ void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); 
 void binary(CudaContext&, BinaryKind, const Tensor&, const Tensor&, Tensor&) { no_cuda("binary"); }
 void add_scaled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) { no_cuda("add_scaled"); }
 void permute(CudaContext&, const Tensor&, const std::vector<int>&, Tensor&) { no_cuda("permute"); }
-void resize_bilinear(CudaContext&, const Tensor&, Tensor&, bool) { no_cuda("resize_bilinear"); }
+void resize_bilinear(CudaContext&, const Tensor&, Tensor&, bool, const float*, bool) {
+  no_cuda("resize_bilinear");
+}
 void resize_bilinear_rows(CudaContext&, const Tensor&, Tensor&, int64_t, int64_t, bool) {
   no_cuda("resize_bilinear_rows");
 }
