@@ -31,6 +31,21 @@ void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w
   check_no_alias(op, "y", y, "x", x);
 }
 
+// conv2d_upsampled's checks past check_common: w [O, c, 3, 3] for a c-channel map, y [N, O, OH, OW], bias [O], the
+// epilogue, and a source with pixels.
+void check_upsampled(const char* op, const Tensor& x, int64_t c, const Tensor& w, const Tensor& bias, const Tensor& y,
+                     Activation act) {
+  using namespace detail;
+  check_rank(op, "y", y, 4);
+  const int64_t o = w.dim(0);
+  check_shape(op, "w", w, {o, c, 3, 3});
+  check_shape(op, "y", y, {x.dim(0), o, y.dim(2), y.dim(3)});
+  if (bias.defined()) check_shape(op, "bias", bias, {o});
+  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
+  DACPP_CHECK(x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
+              shape_str(x.shape()), " (nothing to upsample)");
+}
+
 }  // namespace
 
 void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const Conv2dParams& p,
@@ -66,14 +81,7 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tens
   using namespace detail;
   constexpr const char* op = "conv2d_upsampled";
   check_common(ctx, op, x, w, bias, y);
-  check_rank(op, "y", y, 4);
-  const int64_t o = w.dim(0);
-  check_shape(op, "w", w, {o, x.dim(1), 3, 3});
-  check_shape(op, "y", y, {x.dim(0), o, y.dim(2), y.dim(3)});
-  if (bias.defined()) check_shape(op, "bias", bias, {o});
-  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
-  DACPP_CHECK(x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
-              shape_str(x.shape()), " (nothing to upsample)");
+  check_upsampled(op, x, x.dim(1), w, bias, y, act);
   if (y.numel() == 0) return;
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
@@ -102,16 +110,10 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Pointwise& pre, const
   check_dtype(ctx, op, "w", w, x.dtype());
   if (bias.defined()) check_input(ctx, op, "bias", bias);
   check_rank(op, "w", w, 4);
-  check_rank(op, "y", y, 4);
-  const int64_t c = w.dim(1), o = w.dim(0);
+  const int64_t c = w.dim(1);
   check_shape(op, "pre.w", pre.w, {c, x.dim(1), 1, 1});
   if (pre.bias.defined()) check_shape(op, "pre.bias", pre.bias, {c});
-  check_shape(op, "w", w, {o, c, 3, 3});
-  check_shape(op, "y", y, {x.dim(0), o, y.dim(2), y.dim(3)});
-  if (bias.defined()) check_shape(op, "bias", bias, {o});
-  DACPP_CHECK(act != Activation::Gelu, ErrorCode::InvalidArgument, op, ": GELU epilogue is not supported");
-  DACPP_CHECK(x.dim(2) >= 1 && x.dim(3) >= 1, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
-              shape_str(x.shape()), " (nothing to upsample)");
+  check_upsampled(op, x, c, w, bias, y, act);
   if (y.numel() == 0) return;
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {

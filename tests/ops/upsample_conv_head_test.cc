@@ -95,16 +95,11 @@ TEST(UpsampleConvHead, MatchesTheWrittenOutDefinition) {
   }
 }
 
-// conv2d_upsampled on the CPU (ReLU epilogue): output channel j is naive() with w[j] as its only hidden channel,
-// b[j] as its bias and a 1×1 weight of 1: relu(b[j] + conv3x3(up(x), w[j])).
-TEST(Conv2dUpsampled, MatchesTheWrittenOutDefinition) {
-  ops::Context ctx;
-  const int64_t n = 2, c = 3, h = 4, w = 5, oh = 9, ow = 11, o = 4;
-  Tensor x = test::random_tensor({n, c, h, w}, 1, 1.f, "x");
-  Tensor wt = test::random_tensor({o, c, 3, 3}, 2, 0.4f, "w");
-  Tensor b = test::random_tensor({o}, 3, 0.3f, "bias");
-  Tensor y = test::output_tensor({n, o, oh, ow});
-  ops::conv2d_upsampled(ctx, x, wt, b, y, ops::Activation::Relu);
+// conv2d_upsampled's output y [n, o, oh, ow] (ReLU epilogue) against naive() per output channel j, with w[j] as its
+// only hidden channel, b[j] as its bias and a 1×1 weight of 1: relu(b[j] + conv3x3(up(x), w[j])).
+void expect_upsampled_conv(const Tensor& y, const Tensor& x, const Tensor& wt, const Tensor& b,
+                           const std::string& what) {
+  const int64_t n = y.dim(0), o = y.dim(1), oh = y.dim(2), ow = y.dim(3), c = wt.dim(1);
   for (int64_t j = 0; j < o; ++j) {
     Tensor w3 = Tensor::empty({1, c, 3, 3}, DType::F32, "w3");
     std::copy(wt.data<float>() + j * c * 9, wt.data<float>() + (j + 1) * c * 9, w3.data<float>());
@@ -115,8 +110,20 @@ TEST(Conv2dUpsampled, MatchesTheWrittenOutDefinition) {
     for (int64_t i = 0; i < n; ++i)
       std::copy(y.data<float>() + (i * o + j) * oh * ow, y.data<float>() + (i * o + j + 1) * oh * ow,
                 got.data<float>() + i * oh * ow);
-    EXPECT_LE(test::diff(got, want).rel_l2, 1e-5) << "output channel " << j;
+    EXPECT_LE(test::diff(got, want).rel_l2, 1e-5) << what << ", output channel " << j;
   }
+}
+
+// conv2d_upsampled on the CPU against expect_upsampled_conv's definition.
+TEST(Conv2dUpsampled, MatchesTheWrittenOutDefinition) {
+  ops::Context ctx;
+  const int64_t n = 2, c = 3, h = 4, w = 5, oh = 9, ow = 11, o = 4;
+  Tensor x = test::random_tensor({n, c, h, w}, 1, 1.f, "x");
+  Tensor wt = test::random_tensor({o, c, 3, 3}, 2, 0.4f, "w");
+  Tensor b = test::random_tensor({o}, 3, 0.3f, "bias");
+  Tensor y = test::output_tensor({n, o, oh, ow});
+  ops::conv2d_upsampled(ctx, x, wt, b, y, ops::Activation::Relu);
+  expect_upsampled_conv(y, x, wt, b, "conv2d_upsampled");
   EXPECT_FALSE(ops::conv2d_upsampled_fused(ctx, x, wt, y)) << "the CPU has no fused kernel";
   Tensor w1x1 = test::random_tensor({o, c, 1, 1}, 2, 1.f, "w");
   try {
@@ -150,18 +157,7 @@ TEST(Conv2dUpsampled, AfterAPointwiseConvMatchesTheWrittenOutDefinition) {
             v += static_cast<double>(pw.data<float>()[k * c0 + j]) * x.data<float>()[(i * c0 + j) * h * w + p];
           mixed.data<float>()[(i * c + k) * h * w + p] = static_cast<float>(v);
         }
-    for (int64_t j = 0; j < o; ++j) {
-      Tensor w3 = Tensor::empty({1, c, 3, 3}, DType::F32, "w3");
-      std::copy(wt.data<float>() + j * c * 9, wt.data<float>() + (j + 1) * c * 9, w3.data<float>());
-      Tensor b3 = Tensor::from_vector({1}, {b.data<float>()[j]}, "b3");
-      Tensor w1 = Tensor::from_vector({1, 1, 1, 1}, {1.f}, "w1");
-      const Tensor want = naive(mixed, w3, b3, w1, Tensor(), oh, ow);
-      Tensor got = Tensor::empty({n, 1, oh, ow}, DType::F32, "got");
-      for (int64_t i = 0; i < n; ++i)
-        std::copy(y.data<float>() + (i * o + j) * oh * ow, y.data<float>() + (i * o + j + 1) * oh * ow,
-                  got.data<float>() + i * oh * ow);
-      EXPECT_LE(test::diff(got, want).rel_l2, 1e-5) << "output channel " << j << (pre_bias ? "" : ", no 1x1 bias");
-    }
+    expect_upsampled_conv(y, mixed, wt, b, pre_bias ? "after the 1x1 conv" : "after the 1x1 conv, no 1x1 bias");
     EXPECT_FALSE(ops::conv2d_upsampled_folds(ctx, x, pre, wt, y)) << "the CPU folds nothing";
   }
   const auto expect_invalid = [&](const Tensor& xx, const ops::Pointwise& pre, const Tensor& ww, const char* what) {
