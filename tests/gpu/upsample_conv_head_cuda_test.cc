@@ -203,7 +203,13 @@ TEST_P(Conv2dUpsampledCudaTest, MatchesCpuAndTheUnfusedOps) {
     check("conv2d_upsampled", [&](Tensor& out) { ops::conv2d_upsampled(ctx(), xd, wd, bd, out, act); });
     check("tma", [&](Tensor& out) { cuda::conv2d_upsampled_tma(ctx().cuda(), xd, wd, bd, out, e); });
   }
-  if (taps) check("taps first", [&](Tensor& out) { cuda::conv2d_upsampled_taps(ctx().cuda(), xd, wd, bd, out, e); });
+  if (taps) {
+    check("taps first", [&](Tensor& out) { cuda::conv2d_upsampled_taps(ctx().cuda(), xd, wd, bd, out, e); });
+    // A borrowed weight (no owned storage): its tap rows made ahead of z in the call's scratch.
+    const Tensor w_view = Tensor::view(wd.raw(), wd.shape(), wd.dtype(), wd.device(), nullptr, "w (borrowed)");
+    check("taps first, borrowed weight",
+          [&](Tensor& out) { cuda::conv2d_upsampled_taps(ctx().cuda(), xd, w_view, bd, out, e); });
+  }
 }
 
 std::string upconv_name(const ::testing::TestParamInfo<UpConvCase>& i) {
@@ -231,7 +237,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dUpsampledCudaTest, ::testing::ValuesIn(up
 
 // ops::conv2d_upsampled after a 1×1 conv (ops::Pointwise), folded into taps first's GEMM, against the CPU (the 1×1
 // conv, resize, conv) and the unfolded CUDA ops (1×1 conv2d, then taps first). The fold is made once per pair of
-// weights: a second 1×1 weight with the same 3×3 weight must get its own, and a borrowed 1×1 weight (no owned
+// weights: a second 1×1 weight with the same 3×3 weight must get its own, and a borrowed 1×1 or 3×3 weight (no owned
 // storage) one of its own each call.
 struct FoldCase {
   int64_t n, c0, c, h, w, oh, ow, o;
@@ -280,6 +286,10 @@ TEST_P(Conv2dUpsampledFoldCudaTest, MatchesCpuAndTheUnfoldedOps) {
     Tensor yb = nan_output({k.n, k.o, k.oh, k.ow}, k.dt, "yb");
     ops::conv2d_upsampled(ctx(), xd, ops::Pointwise{borrowed, pbd}, wd, bd, yb, act);
     EXPECT_EQ(test::diff(to_host(yb), to_host(y)).max_abs, 0.0) << "seed " << seed << ": borrowed 1x1 weight";
+    // A borrowed 3×3 weight with the model's 1×1 weight and bias: likewise.
+    Tensor w_view = Tensor::view(wd.raw(), wd.shape(), wd.dtype(), wd.device(), nullptr, "w view");
+    ops::conv2d_upsampled(ctx(), xd, pre, w_view, bd, yb, act);
+    EXPECT_EQ(test::diff(to_host(yb), to_host(y)).max_abs, 0.0) << "seed " << seed << ": borrowed 3x3 weight";
   }
 }
 

@@ -205,21 +205,16 @@ void deconv_tokens_gemm(CudaContext& c, const Tensor& x, const Tensor& w, const 
   // A model's weight keeps its rows (CudaContext::derived); a borrowed one (no owned storage) gets them behind Z in
   // the same scratch, which a second scratch() call would replace.
   const size_t rows_bytes = sizeof(T) * static_cast<size_t>(okk * a.c);
-  auto* mem =
-      static_cast<char*>(c.scratch(z_bytes + (w.storage() ? 0 : rows_bytes), "conv_transpose2d_tokens GEMM result"));
+  auto* mem = static_cast<char*>(
+      c.scratch(z_bytes + (CudaContext::keeps(w) ? 0 : rows_bytes), "conv_transpose2d_tokens GEMM result"));
   T* z = reinterpret_cast<T*>(mem);
   DACPP_CHECK(aligned_to(z, 16), ErrorCode::Internal, "conv_transpose2d_tokens: scratch is not 16-byte aligned");
   const auto fill_rows = [&](void* dst) {
     Tensor t = Tensor::view(dst, {okk, a.c}, w.dtype(), w.device(), nullptr, "conv_transpose2d weight rows");
     permute(c, w.reshape({a.c, okk}), {1, 0}, t);
   };
-  std::shared_ptr<const void> rows;
-  if (w.storage()) {
-    rows = c.derived(w, kDerivedDeconvRows, rows_bytes, fill_rows, "conv_transpose2d_tokens weight rows");
-  } else {
-    fill_rows(mem + z_bytes);
-    rows = std::shared_ptr<const void>(mem + z_bytes, [](const void*) {});
-  }
+  const std::shared_ptr<const void> rows = c.derived(w, kDerivedDeconvRows, rows_bytes, fill_rows,
+                                                     "conv_transpose2d_tokens weight rows", nullptr, mem + z_bytes);
   // Column-major D[O·K·K, nb·P] = (rows stored [C, O·K·K])^T · (x stored [C, nb·P]).
   GemmSpec g;
   g.m = okk;

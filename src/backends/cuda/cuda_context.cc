@@ -206,12 +206,12 @@ void* CudaContext::pinned(size_t bytes) {
 
 std::shared_ptr<const void> CudaContext::derived(const Tensor& w, int kind, size_t bytes,
                                                  const std::function<void(void*)>& fill, const char* what,
-                                                 const Tensor* w2) {
+                                                 const Tensor* w2, void* borrowed_at) {
   const std::shared_ptr<void>& owner = w.storage();
-  if (!owner || (w2 != nullptr && !w2->storage())) {
-    // A borrowed view (an activation): its address may be reused, so nothing is cached; the result lives in the
-    // scratch buffer, valid for the op that asked (which must not call scratch() itself).
-    void* p = scratch(bytes, what);
+  if (!keeps(w, w2)) {
+    // A borrowed view (an activation): its address may be reused, so nothing is cached; the result lives where the
+    // caller carved room for it, or in the scratch buffer, valid for the op that asked.
+    void* p = borrowed_at != nullptr ? borrowed_at : scratch(bytes, what);
     fill(p);
     return std::shared_ptr<const void>(p, [](const void*) {});
   }

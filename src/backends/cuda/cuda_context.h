@@ -120,12 +120,18 @@ class CudaContext {
   // owned storage (an activation view) is converted into scratch() each time.
   std::shared_ptr<const void> converted(const Tensor& v, DType dtype);
   // A device buffer of `bytes` derived from weight `w` by `fill(dst)` (work enqueued on stream()), e.g. the direct
-  // 3×3 conv's tap-major weight layout: built once per (w's storage, kind) and kept while that storage lives. For a
-  // tensor without owned storage (an activation) it is rebuilt into scratch() on every call. `w2`, when given, is a
-  // second source (e.g. a 1×1 conv folded into w's layout): the buffer is kept per pair while both storages live,
-  // and rebuilt every call when either has no owned storage.
+  // 3×3 conv's tap-major weight layout: built once per (w's storage, kind) and kept while that storage lives. `w2`,
+  // when given, is a second source (e.g. a 1×1 conv folded into w's layout): the buffer is then kept per pair while
+  // both storages live. A source without owned storage (an activation, a borrowed view; keeps() false) gets the
+  // buffer rebuilt on every call, at `borrowed_at` where given — room the caller carved out of its own scratch()
+  // — else in scratch(), valid for an op that does not call scratch() itself.
   std::shared_ptr<const void> derived(const Tensor& w, int kind, size_t bytes, const std::function<void(void*)>& fill,
-                                      const char* what, const Tensor* w2 = nullptr);
+                                      const char* what, const Tensor* w2 = nullptr, void* borrowed_at = nullptr);
+  // Whether derived() keeps what it makes from these sources (all own their storage); otherwise a caller that uses
+  // scratch() itself carves room for it there and passes it as `borrowed_at`.
+  static bool keeps(const Tensor& w, const Tensor* w2 = nullptr) {
+    return w.storage() && (w2 == nullptr || w2->storage());
+  }
 
   // Per-shape choices of autotuned ops (tuning.h: conv2d, attention, cuBLASLt): the choice stored under `key` for
   // this context's device, or -1. One table per device for the whole process (thread-safe), so every Runner of a process

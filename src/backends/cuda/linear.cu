@@ -126,15 +126,10 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   if (kp != k) {
     const size_t x_bytes = (sizeof(T) * static_cast<size_t>(m * kp) + 255) / 256 * 256;
     const size_t w_bytes = sizeof(T) * static_cast<size_t>(n * kp);
-    auto* mem = static_cast<char*>(c.scratch(x_bytes + (w.storage() ? 0 : w_bytes), "linear padded rows"));
+    auto* mem = static_cast<char*>(c.scratch(x_bytes + (CudaContext::keeps(w) ? 0 : w_bytes), "linear padded rows"));
     pitch_rows(c, x.dtype(), x.raw(), mem, m, k, kp);
     const auto fill = [&](void* dst) { pitch_rows(c, w.dtype(), w.raw(), dst, n, k, kp); };
-    if (w.storage()) {
-      w_rows = c.derived(w, kDerivedPaddedRows, w_bytes, fill, "linear padded weight rows");
-    } else {
-      fill(mem + x_bytes);
-      w_rows = std::shared_ptr<const void>(mem + x_bytes, [](const void*) {});
-    }
+    w_rows = c.derived(w, kDerivedPaddedRows, w_bytes, fill, "linear padded weight rows", nullptr, mem + x_bytes);
     a_ptr = w_rows.get();
     b_ptr = mem;
   }

@@ -39,7 +39,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "backends/cuda/check.h"
@@ -357,12 +356,17 @@ constexpr int kDerivedHeadTaps = 4;  // CudaContext::derived kind: w as [O / 32]
 // w [O, C, 3, 3] (O a multiple of 32) as rows (j · 9 + tap) · 32 + m = w[32 j + m, :, tap] (tap = 3·ky + kx), made
 // once per weight: for the head's w3 (O = 32, [tap][32][C]) the fused kernel's B tiles and the taps-first GEMM's A;
 // for conv2d_upsampled taps first the GEMM's A, so that output chunk j's 288 rows of z are consecutive in a pixel's.
+// borrowed_at: CudaContext::derived's, for a caller that uses scratch() itself.
 template <typename T>
-std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w) {
+size_t tap_bytes(const Tensor& w) {
+  return sizeof(T) * 9 * static_cast<size_t>(w.dim(0)) * static_cast<size_t>(w.dim(1));
+}
+template <typename T>
+std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w, void* borrowed_at = nullptr) {
   const int ch = static_cast<int>(w.dim(1)), chunks = static_cast<int>(w.dim(0)) / kHidden;
   const long long chunk_n = 9LL * kHidden * ch;
   return c.derived(
-      w, kDerivedHeadTaps, sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks),
+      w, kDerivedHeadTaps, tap_bytes<T>(w),
       [&](void* dst) {
         for (int j = 0; j < chunks; ++j) {
           conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
@@ -370,7 +374,7 @@ std::shared_ptr<const void> tap_weights(CudaContext& c, const Tensor& w) {
           DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights");
         }
       },
-      "upsample_conv_head tap weights");
+      "upsample_conv_head tap weights", nullptr, borrowed_at);
 }
 
 Args args_of(const Tensor& x, const Tensor& y) {
@@ -586,48 +590,40 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 // z for images [n0, n0 + nb) by cuBLASLt (column-major: z_n as [Z, P] = W^T-stored [C, Z]^T · x_n-stored [P, C]^T,
-// Z = 288 · chunks channels per pixel from the GEMM's A rows [Z][C]), then the blend kernel; images in chunks so that
-// z stays within kZBytes of scratch. b3: the head's b3 or the conv's bias (f32, or null).
+// Z = 288 · chunks channels per pixel from the GEMM's A rows wt [Z][C]), then the blend kernel; images in chunks so
+// that z stays within kZBytes of scratch (ZPlan). b3: the head's b3 or the conv's bias (f32, or null); tap_bias:
+// Blend::tap_bias (or null).
 constexpr size_t kZBytes = size_t{256} << 20;
 
-// The GEMM's A rows [Z][C] for the z of one call and, for a folded 1×1 conv, its bias's share per row (f32, added
-// by the blend: Blend::tap_bias).
-struct GemmRows {
-  const void* w = nullptr;
-  const float* tap_bias = nullptr;
+struct ZPlan {
+  size_t per_image;  // bytes of one image's z
+  int64_t chunk;     // images per GEMM
+  size_t bytes() const { return per_image * static_cast<size_t>(chunk); }
 };
-// Where they come from: kept per weight by the context (CudaContext::derived: `kept`, made before the call), or —
-// when a source is a borrowed view, which derived() would make into scratch, where z then lands — made by `make`
-// into the first `front` bytes of the call's scratch, ahead of z.
-struct RowsSource {
-  GemmRows kept;
-  size_t front = 0;
-  std::function<GemmRows(char*)> make;
-};
+template <typename T>
+ZPlan z_plan(const Tensor& x, int chunks) {
+  const size_t per_image = sizeof(T) * static_cast<size_t>(x.dim(2) * x.dim(3)) * kChannels * chunks;
+  return {per_image, std::max<int64_t>(1, std::min<int64_t>(x.dim(0), static_cast<int64_t>(kZBytes / per_image)))};
+}
 
 inline size_t align256(size_t b) {
   return (b + 255) / 256 * 256;
 }
 
 template <typename T, bool kHead>
-void run(CudaContext& c, const Tensor& x, const RowsSource& rows, int chunks, const float* b3, const T* w1,
-         const float* b1, Tensor& y, bool relu, const char* what, int final = 0) {
+void run(CudaContext& c, const Tensor& x, const void* wt, const float* tap_bias, T* zbuf, const ZPlan& zp, int chunks,
+         const float* b3, const T* w1, const float* b1, Tensor& y, bool relu, const char* what, int final = 0) {
   head::Args a = head::args_of(x, y);
   a.final = final;
   Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
+  bl.tap_bias = tap_bias;
   const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
-  const size_t per_image = sizeof(T) * static_cast<size_t>(p) * static_cast<size_t>(bl.z_channels);
-  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(kZBytes / per_image)));
   auto* kernel = &upsample_taps_kernel<T, kHead>;
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), what,
                    " taps: shared memory of ", kSmem, " bytes");
-  char* base = static_cast<char*>(c.scratch(rows.front + per_image * static_cast<size_t>(chunk), what));
-  const GemmRows g = rows.make ? rows.make(base) : rows.kept;
-  bl.tap_bias = g.tap_bias;
-  T* zbuf = reinterpret_cast<T*>(base + rows.front);
   const int64_t y_image = y.dim(1) * a.oh * a.ow;
-  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
-    const int64_t nb = std::min(chunk, n - n0);
+  for (int64_t n0 = 0; n0 < n; n0 += zp.chunk) {
+    const int64_t nb = std::min(zp.chunk, n - n0);
     GemmSpec s;
     s.m = bl.z_channels;
     s.n = p;
@@ -642,7 +638,7 @@ void run(CudaContext& c, const Tensor& x, const RowsSource& rows, int chunks, co
     s.stride_b = a.c * p;
     s.stride_d = bl.z_channels * p;
     s.dtype = x.dtype();
-    gemm(c, s, g.w, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
+    gemm(c, s, wt, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
     const dim3 grid(static_cast<unsigned>((a.ow + kTile - 1) / kTile),
                     static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb * chunks));
     launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf, b3, w1, b1,
@@ -650,38 +646,26 @@ void run(CudaContext& c, const Tensor& x, const RowsSource& rows, int chunks, co
   }
 }
 
-// head::tap_weights' rows of w as a RowsSource.
-template <typename T>
-RowsSource tap_rows(CudaContext& c, const Tensor& w, std::shared_ptr<const void>& keep) {
-  RowsSource r;
-  if (w.storage()) {
-    keep = head::tap_weights<T>(c, w);
-    r.kept.w = keep.get();
-    return r;
-  }
-  const int ch = static_cast<int>(w.dim(1)), chunks = static_cast<int>(w.dim(0)) / head::kHidden;
-  const long long chunk_n = 9LL * head::kHidden * ch;
-  r.front = align256(sizeof(T) * static_cast<size_t>(chunk_n) * static_cast<size_t>(chunks));
-  r.make = [&c, &w, chunks, chunk_n](char* front) {
-    for (int j = 0; j < chunks; ++j) {
-      conv3x3_wg::tap_weights_kernel<T><<<grid_for(c, chunk_n, 256), 256, 0, c.stream()>>>(
-          static_cast<const T*>(w.raw()) + j * chunk_n, reinterpret_cast<T*>(front) + j * chunk_n, head::kHidden,
-          static_cast<int>(w.dim(1)));
-      DACPP_CUDA_LAUNCH_CHECK("upsample_conv_head tap weights (borrowed)");
-    }
-    return GemmRows{front, nullptr};
-  };
-  return r;
+// Taps first on head::tap_weights' rows of w (O = 32 · chunks output channels).
+template <typename T, bool kHead>
+void run_taps(CudaContext& c, const Tensor& x, const Tensor& w, const float* b3, const T* w1, const float* b1,
+              Tensor& y, bool relu, const char* what, int final = 0) {
+  const int chunks = static_cast<int>(w.dim(0)) / head::kHidden;
+  const ZPlan zp = z_plan<T>(x, chunks);
+  // A borrowed w's rows are made ahead of z in the same scratch (CudaContext::derived's borrowed_at).
+  const size_t front = CudaContext::keeps(w) ? 0 : align256(head::tap_bytes<T>(w));
+  char* base = static_cast<char*>(c.scratch(front + zp.bytes(), what));
+  const std::shared_ptr<const void> wt = head::tap_weights<T>(c, w, base);
+  run<T, kHead>(c, x, wt.get(), nullptr, reinterpret_cast<T*>(base + front), zp, chunks, b3, w1, b1, y, relu, what,
+                final);
 }
 
 template <typename T>
 void launch(CudaContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1,
             Tensor& y, int final) {
-  std::shared_ptr<const void> keep;
-  const RowsSource rows = tap_rows<T>(c, w3, keep);
-  run<T, true>(c, x, rows, 1, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
-               static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, y, false,
-               "upsample_conv_head taps z", final);
+  run_taps<T, true>(c, x, w3, b3.defined() ? static_cast<const float*>(b3.raw()) : nullptr,
+                    static_cast<const T*>(w1.raw()), b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr, y,
+                    false, "upsample_conv_head taps z", final);
 }
 
 constexpr int kDerivedFoldedTaps = 7;  // CudaContext::derived kind: tap rows with a 1×1 conv folded in, [Z][C0]
@@ -735,42 +719,39 @@ template <typename T>
 void launch_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, bool relu,
                  const Tensor* pre_w, const Tensor* pre_b) {
   const float* bp = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
-  const int chunks = static_cast<int>(w.dim(0)) / head::kHidden;
-  std::shared_ptr<const void> keep_w, keep_b;
-  if (pre_w == nullptr)
-    return run<T, false>(c, x, tap_rows<T>(c, w, keep_w), chunks, bp, nullptr, nullptr, y, relu,
-                         "conv2d_upsampled taps z");
+  if (pre_w == nullptr) return run_taps<T, false>(c, x, w, bp, nullptr, nullptr, y, relu, "conv2d_upsampled taps z");
   const int o = static_cast<int>(w.dim(0)), ch = static_cast<int>(w.dim(1)), c0 = static_cast<int>(pre_w->dim(1));
+  const int chunks = o / head::kHidden;
   const long long rows = 9LL * o;
   const bool has_bias = pre_b != nullptr && pre_b->defined();
   const size_t w_bytes = sizeof(T) * static_cast<size_t>(rows * c0),
                b_bytes = sizeof(float) * static_cast<size_t>(rows);
   const T* wp = static_cast<const T*>(w.raw());
-  const auto fold_w = [&](void* dst) {
-    fold_weights_kernel<T><<<grid_for(c, rows * c0, 256), 256, 0, c.stream()>>>(wp, static_cast<const T*>(pre_w->raw()),
-                                                                                static_cast<T*>(dst), o, ch, c0);
-    DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv into the tap rows");
-  };
-  const auto fold_b = [&](void* dst) {
-    fold_bias_kernel<T><<<grid_for(c, rows, 256), 256, 0, c.stream()>>>(wp, static_cast<const float*>(pre_b->raw()),
-                                                                        static_cast<float*>(dst), o, ch);
-    DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv's bias into the tap rows");
-  };
-  RowsSource src;
-  if (w.storage() && pre_w->storage() && (!has_bias || pre_b->storage())) {
-    keep_w = c.derived(w, kDerivedFoldedTaps, w_bytes, fold_w, "conv2d_upsampled folded tap rows", pre_w);
-    if (has_bias) keep_b = c.derived(w, kDerivedFoldedBias, b_bytes, fold_b, "conv2d_upsampled folded tap bias", pre_b);
-    src.kept = GemmRows{keep_w.get(), static_cast<const float*>(keep_b.get())};
-  } else {
-    src.front = align256(w_bytes) + (has_bias ? align256(b_bytes) : 0);
-    src.make = [&](char* front) {
-      fold_w(front);
-      if (!has_bias) return GemmRows{front, nullptr};
-      fold_b(front + align256(w_bytes));
-      return GemmRows{front, reinterpret_cast<const float*>(front + align256(w_bytes))};
-    };
-  }
-  run<T, false>(c, x, src, chunks, bp, nullptr, nullptr, y, relu, "conv2d_upsampled folded taps z");
+  const char* what = "conv2d_upsampled folded taps z";
+  const ZPlan zp = z_plan<T>(x, chunks);
+  const size_t w_front = CudaContext::keeps(w, pre_w) ? 0 : align256(w_bytes);
+  const size_t b_front = has_bias && !CudaContext::keeps(w, pre_b) ? align256(b_bytes) : 0;
+  char* base = static_cast<char*>(c.scratch(w_front + b_front + zp.bytes(), what));
+  const std::shared_ptr<const void> wf = c.derived(
+      w, kDerivedFoldedTaps, w_bytes,
+      [&](void* dst) {
+        fold_weights_kernel<T><<<grid_for(c, rows * c0, 256), 256, 0, c.stream()>>>(
+            wp, static_cast<const T*>(pre_w->raw()), static_cast<T*>(dst), o, ch, c0);
+        DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv into the tap rows");
+      },
+      "conv2d_upsampled folded tap rows", pre_w, base);
+  std::shared_ptr<const void> bf;
+  if (has_bias)
+    bf = c.derived(
+        w, kDerivedFoldedBias, b_bytes,
+        [&](void* dst) {
+          fold_bias_kernel<T><<<grid_for(c, rows, 256), 256, 0, c.stream()>>>(
+              wp, static_cast<const float*>(pre_b->raw()), static_cast<float*>(dst), o, ch);
+          DACPP_CUDA_LAUNCH_CHECK("conv2d_upsampled: folding the 1x1 conv's bias into the tap rows");
+        },
+        "conv2d_upsampled folded tap bias", pre_b, base + w_front);
+  run<T, false>(c, x, wf.get(), static_cast<const float*>(bf.get()), reinterpret_cast<T*>(base + w_front + b_front), zp,
+                chunks, bp, nullptr, nullptr, y, relu, what);
 }
 
 }  // namespace taps
