@@ -63,8 +63,10 @@ Tensor fuse_chain(RunState& rs, const std::vector<layers::FeatureFusionBlock>& c
       continue;
     }
     const Tensor mixed = chain[static_cast<size_t>(s)].mix(ex, path, Tensor());
-    // rcu1(rn_s) of the next block, which its upsample is added into (in place: the lane's map or a new one here).
-    Tensor merged = br != nullptr ? lateral_input(br, rn, s - 1) : next.lateral_unit(ex, lateral_rn);
+    // rcu1(rn_s) of the next block, which its upsample is added into (in place: the lane's map, its lane joined
+    // first, or a new one here).
+    if (br != nullptr) br->join(s - 1);
+    Tensor merged = br != nullptr ? br->lateral[static_cast<size_t>(s) - 1] : next.lateral_unit(ex, lateral_rn);
     chain[static_cast<size_t>(s)].upsample_into(ex, mixed, merged, /*accumulate=*/true);
     path = merged;
   }
@@ -72,38 +74,37 @@ Tensor fuse_chain(RunState& rs, const std::vector<layers::FeatureFusionBlock>& c
 }
 
 void refine1_into_out1(RunState& rs, const layers::FeatureFusionBlock& refine1, const Tensor& path,
-                       const Tensor& lateral, bool lateral_done, const layers::Conv2d& out1, Tensor& o1,
-                       const char* dump) {
+                       const layers::Conv2d& out1, Tensor& o1, const char* dump) {
   layers::Exec& ex = rs.ex;
+  const bool dumping = dump != nullptr && rs.dumps != nullptr;
+  // The 2× map for a dump, from refinenet1's output before its upsample (the paths below never store it).
+  const auto dump_upsampled = [&](const Tensor& small) {
+    layers::ArenaScope dump_scope(ex.arena);
+    Tensor up = ex.alloc({small.dim(0), small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
+    ops::resize_bilinear(ex.ctx, small, up, /*align_corners=*/true);
+    rs.dump(dump, up);
+  };
   // Where the backend folds refinenet1's out_conv (1×1) into out1's taps-first GEMM, neither the 1×1 conv's output
-  // nor the 2× map is stored (a dump of the 2× map is made on the side).
+  // nor the 2× map is stored.
   const layers::Conv2d& out_conv = refine1.out_conv();
   const ops::Pointwise pre{out_conv.weight(), out_conv.bias()};
   if (ops::conv2d_upsampled_folds(ex.ctx, path, pre, out1.weight(), o1)) {
-    const Tensor units = refine1.forward_units(ex, path, lateral, lateral_done);
-    if (dump != nullptr && rs.dumps != nullptr) {
+    const Tensor units = refine1.forward_units(ex, path, Tensor());
+    if (dumping) {
       layers::ArenaScope dump_scope(ex.arena);
-      const Tensor small = out_conv.forward(ex, units);
-      Tensor up = ex.alloc({small.dim(0), small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
-      ops::resize_bilinear(ex.ctx, small, up, /*align_corners=*/true);
-      rs.dump(dump, up);
+      dump_upsampled(out_conv.forward(ex, units));
     }
     ops::conv2d_upsampled(ex.ctx, units, pre, out1.weight(), out1.bias(), o1);
     return;
   }
   if (!ops::conv2d_upsampled_fused(ex.ctx, path, out1.weight(), o1)) {
-    const Tensor up = refine1.forward(ex, path, lateral, 0, 0, lateral_done);
+    const Tensor up = refine1.forward(ex, path, Tensor());
     if (dump != nullptr) rs.dump(dump, up);
     out1.forward_into(ex, up, o1);
     return;
   }
-  const Tensor small = refine1.forward_unresized(ex, path, lateral, lateral_done);
-  if (dump != nullptr && rs.dumps != nullptr) {
-    layers::ArenaScope dump_scope(ex.arena);
-    Tensor up = ex.alloc({small.dim(0), small.dim(1), o1.dim(2), o1.dim(3)}, "dpt.path1");
-    ops::resize_bilinear(ex.ctx, small, up, /*align_corners=*/true);
-    rs.dump(dump, up);
-  }
+  const Tensor small = refine1.forward_unresized(ex, path, Tensor());
+  if (dumping) dump_upsampled(small);
   ops::conv2d_upsampled(ex.ctx, small, out1.weight(), out1.bias(), o1);
 }
 

@@ -65,14 +65,6 @@ Reassembled reassemble(RunState& rs, int64_t b, int64_t features, int64_t gh, in
                        const std::function<Tensor(RunState&, int)>& stage,
                        const std::vector<layers::FeatureFusionBlock>& refine, bool lane0_first);
 
-// The lateral input refinenet s + 1 of the chain `br` belongs to is given: its lateral unit's output from the lane
-// (joined first; pass lateral_done = true) with br, rn_{s+1} without.
-inline Tensor lateral_input(StageBranches* br, const std::vector<Tensor>& rn, int s) {
-  if (br == nullptr) return rn[static_cast<size_t>(s)];
-  br->join(s);
-  return br->lateral[static_cast<size_t>(s)];
-}
-
 // refinenet4 .. refinenet2 of `chain` on rn1..rn4 → the map refinenet1's units take, [N, F, h1, w1]: each block's
 // upsample adds its out_conv's bias and the next block's lateral branch (rcu1 of rn_s: from `br`'s lane, joined just
 // before, or run here without lanes) in one pass, so refinenet1 is given no lateral input, and neither are the
@@ -80,12 +72,12 @@ inline Tensor lateral_input(StageBranches* br, const std::vector<Tensor>& rn, in
 Tensor fuse_chain(RunState& rs, const std::vector<layers::FeatureFusionBlock>& chain, const std::vector<Tensor>& rn,
                   StageBranches* br);
 
-// refinenet1 (`refine1` on the chain's `path` and its lateral input, lateral_done as FeatureFusionBlock::forward)
-// into the head's out1 conv → o1 [N, F/2, 2·h1, 2·w1]. Where conv2d_upsampled takes the operands, refinenet1 stops
-// before its ×2 upsample and out1's conv does it (the 2× map is never stored); else refinenet1 upsamples and out1
-// convolves. dump: the name the 2× map is dumped under (RunState::dump), or null for none.
+// refinenet1 (`refine1` on fuse_chain's `path`, which holds its lateral branch already) into the head's out1 conv →
+// o1 [N, F/2, 2·h1, 2·w1]. Where the backend folds it, refinenet1's out_conv goes into out1's taps-first GEMM; else
+// where conv2d_upsampled takes the operands, refinenet1 stops before its ×2 upsample and out1's conv does it (the
+// 2× map is never stored); else refinenet1 upsamples and out1 convolves. dump: the name the 2× map is dumped under
+// (RunState::dump), or null for none.
 void refine1_into_out1(RunState& rs, const layers::FeatureFusionBlock& refine1, const Tensor& path,
-                       const Tensor& lateral, bool lateral_done, const layers::Conv2d& out1, Tensor& o1,
-                       const char* dump);
+                       const layers::Conv2d& out1, Tensor& o1, const char* dump);
 
 }  // namespace dacpp::models::detail

@@ -160,7 +160,7 @@ HeadOutputs DptHead::forward(RunState& rs, const std::vector<Tensor>& feats, int
     // refinenet4 .. 2, each upsample adding the next refinenet's lateral branch: refinenet1 takes no lateral input.
     const Tensor path = detail::fuse_chain(rs, refine_, r.rn, r.branches.get());
     r.branches.reset();  // every lane joined: lane 0 from here on
-    detail::refine1_into_out1(rs, refine_[0], path, Tensor(), false, *out1_, o1, "path1");
+    detail::refine1_into_out1(rs, refine_[0], path, *out1_, o1, "path1");
   }
   if (fused_output(rs, o1, out)) return out;
   // On the CPU the full-resolution maps (F/2 and 32 channels at P·gh × P·gw) are never materialised: bands of

@@ -161,7 +161,7 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
       layers::ArenaScope main_scope(ex.arena);
       // refinenet4 .. 2, each upsample adding the next refinenet's lateral branch: refinenet1 takes no lateral input.
       const Tensor path = detail::fuse_chain(rs, refine_, rn, r.branches.get());
-      detail::refine1_into_out1(rs, refine_[0], path, Tensor(), false, *out1_, o1, nullptr);
+      detail::refine1_into_out1(rs, refine_[0], path, *out1_, o1, nullptr);
     }
     r.branches.reset();  // every lane joined: lane 0 from here on
     if (want_rays) {
