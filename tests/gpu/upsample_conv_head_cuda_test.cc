@@ -347,6 +347,26 @@ TEST_F(UpsampleConvHeadRefusalTest, UpsampledConvOperandsItLacksAreUnsupported) 
   expect_taps(36, 64, 4, 8, cuda::Epilogue::None, "36 input channels");
   expect_taps(64, 64, 4, 8, cuda::Epilogue::Gelu, "a GELU epilogue");
   expect_taps(64, 64, 8, 8, cuda::Epilogue::None, "no upsampling (scale 1)");
+  // After a 1×1 conv (ops::Pointwise): operands taps first refuses are not folded, and the op says why.
+  const auto expect_fold = [&](DType dt, int64_t c0, int64_t h, int64_t oh, const char* what) {
+    Tensor x = test::random_tensor({1, c0, h, h}, 1, 1.f, "x");
+    Tensor pw = test::random_tensor({64, c0, 1, 1}, 3, 1.f, "pre.w");
+    Tensor w = test::random_tensor({64, 64, 3, 3}, 2, 1.f, "w");
+    Tensor xd = to_device(x, dt), pwd = to_device(pw, dt), wd = to_device(w, dt);
+    Tensor y = nan_output({1, 64, oh, oh}, dt);
+    const ops::Pointwise pre{pwd, Tensor()};
+    EXPECT_FALSE(ops::conv2d_upsampled_folds(ctx(), xd, pre, wd, y)) << what;
+    try {
+      ops::conv2d_upsampled(ctx(), xd, pre, wd, Tensor(), y);
+      ADD_FAILURE() << "the fold accepted " << what;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Unsupported) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("taps first"), std::string::npos) << e.what();
+    }
+  };
+  expect_fold(DType::F32, 64, 4, 8, "f32");
+  expect_fold(DType::BF16, 36, 4, 8, "36 channels into the 1x1 conv");
+  expect_fold(DType::BF16, 64, 8, 8, "no upsampling (scale 1)");
 }
 
 }  // namespace
