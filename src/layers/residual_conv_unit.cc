@@ -1,5 +1,6 @@
 #include "layers/residual_conv_unit.h"
 
+#include "ops/conv2d.h"
 #include "ops/elementwise.h"
 
 namespace dacpp::layers {
@@ -21,11 +22,10 @@ ResidualConvUnit::ResidualConvUnit(const ModelFile& mf, const std::string& prefi
 Tensor ResidualConvUnit::forward(Exec& ex, const Tensor& x) const {
   // x: [N, F, H, W]
   Tensor y = ex.alloc(x.shape(), "rcu.out");
-  ops::unary(ex.ctx, ops::Unary::Relu, x, y);
   {
     ArenaScope scope(ex.arena);
-    Tensor h = conv1_.forward(ex, y, ops::Activation::Relu);
-    conv2_.forward_into(ex, h, y);
+    Tensor h = ex.alloc(x.shape(), "rcu.mid");
+    ops::residual_conv_pair(ex.ctx, x, conv1_.weight(), conv1_.bias(), conv2_.weight(), conv2_.bias(), h, y);
   }
   ops::add(ex.ctx, y, x, y);
   return y;

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
+#include "ops/elementwise.h"
 #include "ops/op_checks.h"
 #include "ops/resize.h"
 
@@ -73,6 +74,36 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
       const cuda::Epilogue e = act == Activation::Relu ? cuda::Epilogue::Relu : cuda::Epilogue::None;
       return cuda::conv2d(ctx.cuda(), x, w, bias, y, g, e);
     }
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
+void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                        const Tensor& b2, Tensor& h, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "residual_conv_pair";
+  check_common(ctx, op, x, w1, b1, y);
+  check_dtype(ctx, op, "w2", w2, x.dtype());
+  check_dtype(ctx, op, "h", h, x.dtype());
+  if (b2.defined()) check_input(ctx, op, "b2", b2);
+  const int64_t f = x.dim(1);
+  check_shape(op, "w1", w1, {f, f, 3, 3});
+  check_shape(op, "w2", w2, {f, f, 3, 3});
+  if (b1.defined()) check_shape(op, "b1", b1, {f});
+  if (b2.defined()) check_shape(op, "b2", b2, {f});
+  check_shape(op, "h", h, x.shape());
+  check_shape(op, "y", y, x.shape());
+  check_no_alias(op, "h", h, "x", x);
+  check_no_alias(op, "y", y, "h", h);
+  if (y.numel() == 0) return;
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu: {
+      unary(ctx, Unary::Relu, x, y);
+      conv2d(ctx, y, w1, b1, h, Conv2dParams{1, 1, 1, 1}, Activation::Relu);
+      return conv2d(ctx, h, w2, b2, y, Conv2dParams{1, 1, 1, 1});
+    }
+    case DeviceKind::Cuda:
+      return cuda::residual_conv_pair(ctx.cuda(), x, w1, b1, w2, b2, h, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

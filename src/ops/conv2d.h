@@ -20,6 +20,11 @@
 //   CUDA folds the 1×1 conv into taps first's GEMM (one GEMM instead of two, the 1×1 conv's output never stored;
 //   conv2d_upsampled_folds says whether these operands qualify, others are Unsupported with the reason); the CPU
 //   runs the ops in turn.
+// residual_conv_pair (a residual conv unit's two convs, 3×3, stride 1, padding 1, F → F channels):
+//   x, h, y: [N, F, H, W]   w1, w2: [F, F, 3, 3]   b1, b2: [F] f32 or undefined
+//   y = conv2d(relu(conv2d(relu(x), w1, b1)), w2, b2); h holds the first conv's output where the backend stores it
+//   (the CPU always; CUDA not where the Hopper TMA conv chains the two through its padded copy, cuda_ops_nn.h).
+//   y may not alias x or h, nor h x.
 // Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
 #pragma once
 
@@ -43,6 +48,9 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
 void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y,
                       Activation act = Activation::None);
 bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& y);
+
+void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                        const Tensor& b2, Tensor& h, Tensor& y);
 
 struct Pointwise {
   Tensor w, bias;

@@ -2,10 +2,14 @@
 // the geometries of the DPT heads and the patch embedding, in f32 (exact kernel) and bf16/f16 (tensor cores).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "backends/cuda/conv2d_variants.cuh"
 #include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/conv2d.h"
+#include "ops/elementwise.h"
 #include "ops/permute.h"
 
 namespace dacpp {
@@ -345,6 +349,88 @@ std::vector<DeconvCase> deconv_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dCudaTest, ::testing::ValuesIn(deconv_cases()), deconv_name);
+
+}  // namespace
+}  // namespace dacpp
+
+namespace dacpp {
+namespace {
+
+// ops::residual_conv_pair on CUDA: against the CPU's ops written out, and bit for bit against the CUDA ops one at a
+// time (ReLU, conv, conv), which the chained path must reproduce: relu(x) is exact, and each conv's accumulators are
+// rounded once, by the same kernel, whether stored to a map or to the next conv's padded copy. A second call with h
+// filled with NaN shows which path ran: the chained one never writes h. DA2-L's 148² × 256 unit in bf16 is expected
+// to chain (the tuner picks the TMA kernel there); the others take whatever their tuning gives, f32 never chains.
+struct PairCase {
+  int64_t n, f, h, w;
+  bool bias;
+  DType dt;
+  bool expect_chained;
+  bool cpu = true;  // also against the CPU (off for the large chunked case: the CUDA ops one at a time only)
+};
+
+class ResidualConvPairCudaTest : public nntest::CudaOpTest, public ::testing::TestWithParam<PairCase> {
+ protected:
+  void SetUp() override { open_context(); }
+};
+
+TEST_P(ResidualConvPairCudaTest, MatchesCpuAndTheOpsOneAtATime) {
+  if (IsSkipped()) return;
+  const PairCase& k = GetParam();
+  const Shape shape{k.n, k.f, k.h, k.w};
+  const float ws = 1.f / std::sqrt(9.f * static_cast<float>(k.f));
+  Tensor x = test::random_tensor(shape, 1, 1.f, "x");
+  Tensor w1 = test::random_tensor({k.f, k.f, 3, 3}, 2, ws, "w1");
+  Tensor w2 = test::random_tensor({k.f, k.f, 3, 3}, 3, ws, "w2");
+  Tensor b1 = k.bias ? test::random_tensor({k.f}, 4, 0.5f, "b1") : Tensor();
+  Tensor b2 = k.bias ? test::random_tensor({k.f}, 5, 0.5f, "b2") : Tensor();
+  Tensor xd = to_device(x, k.dt), w1d = to_device(w1, k.dt), w2d = to_device(w2, k.dt);
+  Tensor b1d = k.bias ? to_device(b1, DType::F32) : Tensor(), b2d = k.bias ? to_device(b2, DType::F32) : Tensor();
+
+  ops::Context cpu(Device::cpu());
+  Tensor want = test::output_tensor(shape, "want"), want_h = test::output_tensor(shape, "want_h");
+  if (k.cpu) ops::residual_conv_pair(cpu, x, w1, b1, w2, b2, want_h, want);
+
+  // The CUDA ops one at a time (these calls tune both convs' shapes first).
+  const ops::Conv2dParams pad1{1, 1, 1, 1};
+  Tensor r = nan_output(shape, k.dt, "relu"), hs = nan_output(shape, k.dt, "h1"), ys = nan_output(shape, k.dt, "y1");
+  ops::unary(ctx(), ops::Unary::Relu, xd, r);
+  ops::conv2d(ctx(), r, w1d, b1d, hs, pad1, ops::Activation::Relu);
+  ops::conv2d(ctx(), hs, w2d, b2d, ys, pad1);
+  const Tensor ys_host = to_host(ys);
+
+  bool chained = true;
+  for (int call = 0; call < 2; ++call) {
+    Tensor h = nan_output(shape, k.dt, "h"), y = nan_output(shape, k.dt);
+    ops::residual_conv_pair(ctx(), xd, w1d, b1d, w2d, b2d, h, y);
+    const std::string what = str_cat("call ", call);
+    if (k.cpu) expect_close(y, want, k.dt, what + " vs the CPU");
+    EXPECT_EQ(test::diff(to_host(y), ys_host).max_abs, 0.0) << what << " vs the CUDA ops one at a time";
+    const Tensor hh = to_host(h);
+    for (int64_t i = 0; i < hh.numel(); ++i) chained = chained && std::isnan(hh.data<float>()[i]);
+  }
+  std::printf("residual_conv_pair %s: %s\n", shape_str(shape).c_str(), chained ? "chained" : "one at a time");
+  if (k.dt == DType::F32) EXPECT_FALSE(chained) << "f32 has no TMA kernel to chain";
+  if (k.expect_chained) EXPECT_TRUE(chained) << "the TMA kernel was expected to chain this unit";
+}
+
+std::string pair_name(const ::testing::TestParamInfo<PairCase>& i) {
+  const PairCase& k = i.param;
+  return test::case_name(i.index,
+                         test::shape_tag({k.n, k.f, k.h, k.w}) + (k.bias ? "_b" : "") + "_" + nntest::tag(k.dt));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ResidualConvPairCudaTest,
+                         ::testing::Values(PairCase{1, 256, 148, 148, true, DType::BF16, true},  // DA2-L rn1
+                                           PairCase{1, 256, 74, 74, true, DType::F16, false},
+                                           PairCase{1, 256, 37, 37, true, DType::BF16, false},
+                                           PairCase{2, 64, 48, 40, false, DType::BF16, false},
+                                           PairCase{1, 128, 19, 19, true, DType::BF16, false},
+                                           PairCase{1, 64, 20, 24, true, DType::F32, false},
+                                           // three images whose two padded copies exceed the conv's 128 MiB: one
+                                           // at a time
+                                           PairCase{3, 64, 512, 512, true, DType::BF16, false, false}),
+                         pair_name);
 
 }  // namespace
 }  // namespace dacpp

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ops/op_test_util.h"
 #include "reference/reference.h"
 
@@ -129,6 +131,47 @@ TEST(ConvTranspose2dOverlapTest, KernelLargerThanStride) {
   Tensor y = test::output_tensor({1, 4, 4 * 2 + 3, 3 * 2 + 3});
   ops::conv_transpose2d(ctx, x, w, b, y, 2);
   test::expect_close(y, ref::conv_transpose2d(x, w, b, 2));
+}
+
+// residual_conv_pair: conv2(relu(conv1(relu(x)))) against the reference convs, with h holding conv1's output (the
+// CPU stores it); its operands' shapes checked and named.
+TEST(ResidualConvPairTest, MatchesReference) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({2, 8, 7, 9}, 1, 1.f, "x");
+  Tensor w1 = test::random_tensor({8, 8, 3, 3}, 2, 0.3f, "w1"), w2 = test::random_tensor({8, 8, 3, 3}, 3, 0.3f, "w2");
+  Tensor b1 = test::random_tensor({8}, 4, 1.f, "b1"), b2 = test::random_tensor({8}, 5, 1.f, "b2");
+  Tensor xr = test::output_tensor(x.shape(), "relu(x)");
+  for (int64_t i = 0; i < x.numel(); ++i) xr.data<float>()[i] = std::max(x.data<float>()[i], 0.f);
+  const Tensor want_h = ref::conv2d(xr, w1, b1, 1, 1, 1, 1, true);
+  const Tensor want = ref::conv2d(want_h, w2, b2, 1, 1, 1, 1, false);
+  Tensor h = test::output_tensor(x.shape(), "h"), y = test::output_tensor(x.shape());
+  ops::residual_conv_pair(ctx, x, w1, b1, w2, b2, h, y);
+  test::expect_close(h, want_h);
+  test::expect_close(y, want);
+  // Without biases.
+  ops::residual_conv_pair(ctx, x, w1, Tensor(), w2, Tensor(), h, y);
+  test::expect_close(y, ref::conv2d(ref::conv2d(xr, w1, Tensor(), 1, 1, 1, 1, true), w2, Tensor(), 1, 1, 1, 1, false));
+}
+
+TEST(ResidualConvPairTest, OperandErrorsNamed) {
+  ops::Context ctx;
+  Tensor x = test::random_tensor({1, 4, 6, 6}, 1, 1.f, "x");
+  Tensor w = test::random_tensor({4, 4, 3, 3}, 2, 1.f, "w1");
+  const auto expect_named = [&](const Tensor& w2, Tensor& h, Tensor& y, const char* name) {
+    try {
+      ops::residual_conv_pair(ctx, x, w, Tensor(), w2, Tensor(), h, y);
+      ADD_FAILURE() << "no error for " << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.message();
+      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
+    }
+  };
+  Tensor h = test::output_tensor({1, 4, 6, 6}, "mid"), y = test::output_tensor({1, 4, 6, 6}, "out");
+  expect_named(test::random_tensor({4, 2, 3, 3}, 3, 1.f, "rcu.c2.weight"), h, y, "rcu.c2.weight");
+  Tensor w2 = test::random_tensor({4, 4, 3, 3}, 3, 1.f, "w2");
+  Tensor small_h = test::output_tensor({1, 4, 6, 5}, "small_mid");
+  expect_named(w2, small_h, y, "small_mid");
+  expect_named(w2, h, h, "mid");  // y aliasing h
 }
 
 TEST(Conv2dErrorTest, WeightShapeNamed) {

@@ -904,9 +904,20 @@ int tma_splits(const CudaContext& c, const ConvArgs& a, int wg = 1) {
 // `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
 // KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
 // Stride 2 (a.sh == 2; TMA, KX = 1, no `up`): the TMA kernel on the phase copy (phase_pad_nhwc_kernel), whole images.
+// residual_conv_pair's buffers for the unsplit TMA kernel on whole images (one launch): where the padded copy of x
+// goes (instead of the scratch) and whether it holds relu(x); or x is that copy already (no copy made, no scratch
+// used); and whether y is the next conv's padded copy (conv3x3_wg::store_tile_padded) instead of an NCHW map.
+struct PaddedIo {
+  void* copy = nullptr;
+  bool relu_in = false;
+  const void* input = nullptr;
+  void* output = nullptr;
+  bool any() const { return copy != nullptr || input != nullptr || output != nullptr; }
+};
+
 template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
-                     const conv3x3_wg::Upsample* up = nullptr) {
+                     const conv3x3_wg::Upsample* up = nullptr, const PaddedIo& io = {}) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   static_assert(KX == 1 || (TMA && !SPLIT), "row steps only in the unsplit TMA kernel");
   namespace wg3 = conv3x3_wg;
@@ -924,6 +935,8 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   };
   const CopyPlan plan = copy_plan(a, copy_bytes);
   DACPP_CHECK(!s2 || plan.band == a.oh, ErrorCode::Internal, "conv3x3_wgmma: a stride-2 copy in bands");
+  DACPP_CHECK(!io.any() || (TMA && !SPLIT && !s2 && up == nullptr && plan.band == a.oh && plan.chunk >= a.n),
+              ErrorCode::Internal, "conv3x3_wgmma: a given padded copy outside the unsplit TMA kernel on whole images");
   const int splits = SPLIT ? std::max(tma_splits(c, a, WG), 2) : 1;
   // The split kernel's f32 partials [image][split][O][pixel tiles · 128] follow the copies in the scratch.
   const auto tiled_pixels = [&](int rows) {
@@ -932,9 +945,13 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   const size_t copies_bytes = (copy_bytes(plan.chunk, plan.band) + 255) / 256 * 256;
   const size_t partial_bytes =
       splits > 1 ? sizeof(float) * static_cast<size_t>(plan.chunk) * splits * a.o * tiled_pixels(plan.band) : 0;
-  unsigned char* scratch = static_cast<unsigned char*>(
-      c.scratch(copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
-  T* xs = reinterpret_cast<T*>(scratch);
+  unsigned char* scratch =
+      io.any() ? nullptr
+               : static_cast<unsigned char*>(c.scratch(
+                     copies_bytes + partial_bytes, TMA ? "conv3x3_wgmma padded copy" : "conv3x3_wgmma shifted copies"));
+  T* xs = io.input  ? static_cast<T*>(const_cast<void*>(io.input))
+          : io.copy ? static_cast<T*>(io.copy)
+                    : reinterpret_cast<T*>(scratch);
   float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
   constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES, KX>() : wg3::smem_bytes<WG, STAGES>();
   const void* kernel = nullptr;  // only the variant launched is instantiated
@@ -956,25 +973,29 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
     for (int row0 = 0; row0 < a.oh; row0 += plan.band) {
       // The output's rows and columns (the input's too at stride 1; the phase copy is told the input's).
       wg3::Args d{a.c, a.oh, a.ow, a.o, row0, std::min(plan.band, a.oh - row0), pitch, 0, 0, a.relu, splits};
+      d.relu_in = io.relu_in ? 1 : 0;
+      d.padded_out = io.output != nullptr ? 1 : 0;
       d.plane = plane_of(d.rows);
       if (s2) d.phase = static_cast<int>(d.plane / 4);
       d.kx_stride = static_cast<long long>(nb) * a.c * d.plane;
       const T* xp = static_cast<const T*>(x.raw()) + n0 * image_in;
       if constexpr (TMA) {
-        // Each padded row's runs of 64 pixels over as many blocks (the grid's z holds images · runs).
-        const int runs = std::max(1, std::min((d.wp + 63) / 64, 65535 / nb));
-        const dim3 pad_grid(static_cast<unsigned>(s2 ? 4 * (d.rows + 1) : d.rows + 2), static_cast<unsigned>(a.c / 64),
-                            static_cast<unsigned>(nb * runs));
-        if (s2) {
-          launch_kernel(c, "conv3x3_wgmma phase copy", wg3::phase_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, a.h,
-                        a.w, runs);
-        } else if (up) {
-          launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
-                        d, *up, runs);
-        } else {
-          const int pairs = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(xp) % 4 == 0 ? 1 : 0;
-          launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, runs,
-                        pairs);
+        if (io.input == nullptr) {  // else x is the padded copy already
+          // Each padded row's runs of 64 pixels over as many blocks (the grid's z holds images · runs).
+          const int runs = std::max(1, std::min((d.wp + 63) / 64, 65535 / nb));
+          const dim3 pad_grid(static_cast<unsigned>(s2 ? 4 * (d.rows + 1) : d.rows + 2),
+                              static_cast<unsigned>(a.c / 64), static_cast<unsigned>(nb * runs));
+          if (s2) {
+            launch_kernel(c, "conv3x3_wgmma phase copy", wg3::phase_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d,
+                          a.h, a.w, runs);
+          } else if (up) {
+            launch_kernel(c, "conv2d_upsampled padded copy", wg3::upsample_pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs,
+                          d, *up, runs);
+          } else {
+            const int pairs = a.w % 2 == 0 && reinterpret_cast<uintptr_t>(xp) % 4 == 0 ? 1 : 0;
+            launch_kernel(c, "conv3x3_wgmma padded copy", wg3::pad_nhwc_kernel<T>, pad_grid, 256, 0, xp, xs, d, runs,
+                          pairs);
+          }
         }
       } else {
         const dim3 pad_grid(static_cast<unsigned>((d.plane / 8 + 255) / 256),
@@ -984,7 +1005,7 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
       const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
                       static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb * splits));
-      T* yp = static_cast<T*>(y.raw()) + n0 * image_out;
+      T* yp = io.output != nullptr ? static_cast<T*>(io.output) : static_cast<T*>(y.raw()) + n0 * image_out;
       if constexpr (TMA) {
         const CUtensorMap map_x =
             tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
@@ -1257,7 +1278,92 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
   run_algo(c, x, w, bp, y, a, choose_algo(c, x, w, bp, y, a));
 }
 
+// ---- residual_conv_pair ----
+// The algorithms the pair can chain through a padded copy: the unsplit stride-1 TMA kernels.
+bool chains(ConvAlgo algo) {
+  return algo == ConvAlgo::WgmmaTma1 || algo == ConvAlgo::WgmmaTma2 || algo == ConvAlgo::WgmmaTmaRows1 ||
+         algo == ConvAlgo::WgmmaTmaRows2;
+}
+
+template <typename T>
+void launch_chained(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
+                    ConvAlgo algo, const PaddedIo& io) {
+  switch (algo) {
+    case ConvAlgo::WgmmaTma1:
+      return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a, nullptr, io);
+    case ConvAlgo::WgmmaTma2:
+      return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a, nullptr, io);
+    case ConvAlgo::WgmmaTmaRows1:
+      return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
+    case ConvAlgo::WgmmaTmaRows2:
+      return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
+    default:
+      break;
+  }
+  DACPP_THROW(ErrorCode::Internal, "residual_conv_pair: ", algo_name(algo), " cannot chain through a padded copy");
+}
+
 }  // namespace
+
+namespace {
+
+// residual_conv_pair on images that fit: x, h, y of one chunk.
+void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                               const Tensor& b2, Tensor& h, Tensor& y) {
+  const ConvGeometry g{1, 1, 1, 1};
+  const ConvArgs a1 = make_args(x, w1, h, g, Epilogue::Relu), a2 = make_args(h, w2, y, g, Epilogue::None);
+  const float* bp1 = b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr;
+  const float* bp2 = b2.defined() ? static_cast<const float*>(b2.raw()) : nullptr;
+  c.make_current();
+  // Each conv's algorithm as conv2d would choose it (tuned on first use: the first conv timed on x, not relu(x)).
+  const ConvAlgo algo1 = choose_algo(c, x, w1, bp1, h, a1), algo2 = choose_algo(c, h, w2, bp2, y, a2);
+  const size_t copy = dtype_nbytes(x.dtype(), 1) * static_cast<size_t>(a1.n) * a1.c *
+                      static_cast<size_t>(conv3x3_wg::padded_plane_of(a1.oh, a1.w));
+  const bool chained =
+      x.dtype() != DType::F32 && chains(algo1) && chains(algo2) && a1.c == a1.o && 2 * copy <= kMaxColBytes;
+  if (!chained) {
+    unary(c, UnaryKind::Relu, x, y);
+    run_algo(c, y, w1, bp1, h, a1, algo1);
+    run_algo(c, h, w2, bp2, y, a2, algo2);
+    return;
+  }
+  // relu(x)'s padded copy, then the first conv's output as the second conv's padded copy: neither the ReLU pass nor
+  // the second copy runs, and h is not written.
+  const size_t aligned = (copy + 255) / 256 * 256;
+  unsigned char* base = static_cast<unsigned char*>(c.scratch(2 * aligned, "residual_conv_pair padded copies"));
+  PaddedIo io1, io2;
+  io1.copy = base;
+  io1.relu_in = true;
+  io1.output = base + aligned;
+  io2.input = base + aligned;
+  dispatch_float(x.dtype(), "residual_conv_pair", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, float>) {
+      launch_chained<T>(c, x, w1, bp1, h, a1, algo1, io1);
+      launch_chained<T>(c, h, w2, bp2, y, a2, algo2, io2);
+    }
+  });
+}
+
+}  // namespace
+
+void residual_conv_pair(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
+                        const Tensor& b2, Tensor& h, Tensor& y) {
+  if (y.numel() == 0) return;
+  // As many images at a time as the two padded copies hold within kMaxColBytes (a batch of 16 DA2-L maps at 148²
+  // takes 5 at a time); each chunk's convs are tuned for its image count.
+  const size_t per_image =
+      dtype_nbytes(x.dtype(), 1) * static_cast<size_t>(x.dim(1)) *
+      static_cast<size_t>(conv3x3_wg::padded_plane_of(static_cast<int>(x.dim(2)), static_cast<int>(x.dim(3))));
+  const int64_t n = x.dim(0);
+  const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(kMaxColBytes / (2 * per_image)), 1, n);
+  if (x.dtype() == DType::F32 || chunk == n) return residual_conv_pair_images(c, x, w1, b1, w2, b2, h, y);
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    const int64_t n1 = std::min(n, n0 + chunk);
+    Tensor hc = h.slice0(n0, n1), yc = y.slice0(n0, n1);
+    residual_conv_pair_images(c, x.slice0(n0, n1), w1, b1, w2, b2, hc, yc);
+  }
+}
 
 void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
             Epilogue act) {

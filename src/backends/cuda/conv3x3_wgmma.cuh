@@ -42,6 +42,8 @@ struct Args {
   int relu;
   int splits = 1;  // TMA kernel: the K steps split over this many blocks per tile (f32 partials, split_reduce)
   int phase = 0;   // TMA kernel, stride 2: pixels per phase of the phase copy (phase_pad_nhwc_kernel); 0: stride 1
+  int relu_in = 0;     // pad_nhwc_kernel: the copy holds relu(x)
+  int padded_out = 0;  // TMA kernel, unsplit, whole images: y is the next 3×3 conv's padded copy (store_tile_padded)
 };
 
 // Row pitch and plane size for a band of `rows` output rows of width w: the last pixel tile reads up to 127 pixels
@@ -108,7 +110,8 @@ __device__ __forceinline__ void store_padded_run(const T (&tile)[64][66], T* __r
     const int pl = i / 8, ch = i % 8;
     alignas(16) T v[8];
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj) v[jj] = tile[pl][ch * 8 + jj];
+    for (int jj = 0; jj < 8; ++jj)
+      v[jj] = a.relu_in ? mma::from_float<T>(fmaxf(mma::to_float(tile[pl][ch * 8 + jj]), 0.f)) : tile[pl][ch * 8 + jj];
     *reinterpret_cast<uint4*>(out + static_cast<long long>(x0 + pl) * a.c + ch * 8) =
         *reinterpret_cast<const uint4*>(v);
   }
@@ -408,6 +411,54 @@ __device__ __forceinline__ void store_tile_staged(const float (&d)[kTileN / 8][4
   }
 }
 
+// store_tile_staged's alternative for a conv whose output is the next 3×3 conv's input (a.padded_out: unsplit, whole
+// images, stride 1): y is that conv's channels-innermost padded copy, y[n][(oy + 1)·Wq + ox + 1][o] (Wq = W + 2 = the
+// pitch of q, so pixel q goes to q + Wq + 1), with its zero border: the pitch's two extra columns of each row are the
+// right border of that row and the left border of the next, stored as zeros; the first tile also zeroes the top row
+// and the first pixel of row 1, the last tile the rest of the bottom row. The consumers stage the tile pixel-major,
+// [128 pixels][64·WG channels + 8] (a warp's 2-byte writes, pixels 2t and channel rows g, fall in 16 different
+// words of 16 different banks), then store 16-byte runs of 8 channels. Same values as store_tile_staged.
+template <typename T, int WG>
+__device__ __forceinline__ void store_tile_padded(const float (&d)[kTileN / 8][4], const float* __restrict__ bias,
+                                                  T* __restrict__ y, const Args& a, unsigned char* smem, int q0, int o0,
+                                                  int n) {
+  constexpr int kConsumers = WG * 128, kRows = 64 * WG, kPitch = kRows + 8, kChunks = kRows / 8;
+  const int tid = threadIdx.x, lane = tid % 32, g = lane / 4, t = lane % 4;
+  T* tile = reinterpret_cast<T*>(smem);
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = tid / 32 * 16 + g + 8 * i;
+    const float b = bias ? bias[o0 + r] : 0.f;
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int p = 8 * j + 2 * t + e, q = q0 + p;
+        float v = d[j][2 * i + e] + b;
+        if (a.relu) v = fmaxf(v, 0.f);
+        if (q % a.wp >= a.w) v = 0.f;  // a border column
+        tile[p * kPitch + r] = mma::from_float<T>(v);
+      }
+  }
+  asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
+  const int limit = a.rows * a.wp;  // q past the image's rows: not stored
+  T* img = y + static_cast<long long>(n) * a.plane * a.o + o0;
+  for (int i = tid; i < kTileN * kChunks; i += kConsumers) {
+    const int p = i / kChunks, ch = i % kChunks, q = q0 + p;
+    if (q < limit)
+      *reinterpret_cast<uint4*>(img + static_cast<long long>(q + a.wp + 1) * a.o + ch * 8) =
+          *reinterpret_cast<const uint4*>(tile + p * kPitch + ch * 8);
+  }
+  const auto zero = [&](int from, int to) {  // padded pixels [from, to) of the block's channels
+    for (int i = tid; i < (to - from) * kChunks; i += kConsumers)
+      *reinterpret_cast<uint4*>(img + static_cast<long long>(from + i / kChunks) * a.o + (i % kChunks) * 8) =
+          make_uint4(0, 0, 0, 0);
+  };
+  if (q0 == 0) zero(0, a.wp + 1);
+  if (q0 + kTileN >= limit) zero((a.rows + 1) * a.wp + 1, (a.rows + 2) * a.wp);
+}
+
 template <int WG, int STAGES>
 constexpr int smem_bytes() {
   return STAGES * (64 * WG * kTileK * 2 + kTileK * kTileN * 2) + 1024;  // + 1 KiB to align the ring
@@ -598,7 +649,11 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   const int orow = o0 + wg * 64 + warp * 16 + g;
   if (a.splits == 1) {
     static_assert(STAGES * kStage >= 64 * WG * kStagePitch * 2, "the staged output tile fits the ring");
-    store_tile_staged<T, WG>(d, bias, y, a, ring, q0, o0, n);
+    static_assert(STAGES * kStage >= kTileN * (64 * WG + 8) * 2, "the pixel-major output tile fits the ring");
+    if (a.padded_out)
+      store_tile_padded<T, WG>(d, bias, y, a, ring, q0, o0, n);
+    else
+      store_tile_staged<T, WG>(d, bias, y, a, ring, q0, o0, n);
   } else {  // partial[n][split][o][q] (blockIdx.z = n · splits + split), q over the grid's whole pixel tiles
     const long long pq = static_cast<long long>(gridDim.x) * kTileN;
 #pragma unroll

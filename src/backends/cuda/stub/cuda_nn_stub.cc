@@ -41,6 +41,10 @@ void conv2d_upsampled_taps(CudaContext&, const Tensor&, const Tensor&, const Ten
 void conv2d_upsampled_tma(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) {
   no_cuda_nn("conv2d_upsampled_tma");
 }
+void residual_conv_pair(CudaContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                        Tensor&, Tensor&) {
+  no_cuda_nn("residual_conv_pair");
+}
 std::string upsample_conv_head_refusal(const Tensor&, const Tensor&, const Tensor&) {
   return "dacpp was built without CUDA";
 }
