@@ -898,12 +898,6 @@ int tma_splits(const CudaContext& c, const ConvArgs& a, int wg = 1) {
   return static_cast<int>(std::min<long long>({(sms + blocks - 1) / blocks, 8, steps / 8}));
 }
 
-// TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
-// conv3x3_wgmma_tma_kernel on one zero-padded, channels-innermost copy (pixel pitch W + 2), read through two tensor
-// maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
-// `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
-// KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
-// Stride 2 (a.sh == 2; TMA, KX = 1, no `up`): the TMA kernel on the phase copy (phase_pad_nhwc_kernel), whole images.
 // residual_conv_pair's buffers for the unsplit TMA kernel on whole images (one launch): where the padded copy of x
 // goes (instead of the scratch) and whether it holds relu(x); or x is that copy already (no copy made, no scratch
 // used); and whether y is the next conv's padded copy (conv3x3_wg::store_tile_padded) instead of an NCHW map.
@@ -915,6 +909,13 @@ struct PaddedIo {
   bool any() const { return copy != nullptr || input != nullptr || output != nullptr; }
 };
 
+// TMA = false: conv3x3_wgmma_kernel on three kx-shifted copies (pitch W rounded to 8). TMA = true:
+// conv3x3_wgmma_tma_kernel on one zero-padded, channels-innermost copy (pixel pitch W + 2), read through two tensor
+// maps; SPLIT: its split-K form (tma_splits blocks per tile, at least 2, then split_reduce_kernel).
+// `up` (TMA only): x is the bilinear source of the conv's input (conv2d_upsampled), resampled into the padded copy.
+// KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
+// Stride 2 (a.sh == 2; TMA, KX = 1, no `up`): the TMA kernel on the phase copy (phase_pad_nhwc_kernel), whole images.
+// io (TMA, unsplit, stride 1, whole images in one launch): residual_conv_pair's given padded copies (PaddedIo).
 template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                      const conv3x3_wg::Upsample* up = nullptr, const PaddedIo& io = {}) {
@@ -1302,10 +1303,6 @@ void launch_chained(CudaContext& c, const Tensor& x, const Tensor& w, const floa
   }
   DACPP_THROW(ErrorCode::Internal, "residual_conv_pair: ", algo_name(algo), " cannot chain through a padded copy");
 }
-
-}  // namespace
-
-namespace {
 
 // residual_conv_pair on images that fit: x, h, y of one chunk.
 void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
