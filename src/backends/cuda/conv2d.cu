@@ -1122,26 +1122,35 @@ std::string gemm_what(const Tensor& x, const Tensor& w, const Tensor& y) {
                  " -> ", shape_str(y.shape()));
 }
 
+// The algorithms the pair can chain through a padded copy: the unsplit stride-1 TMA kernels.
+bool chains(ConvAlgo algo) {
+  return algo == ConvAlgo::WgmmaTma1 || algo == ConvAlgo::WgmmaTma2 || algo == ConvAlgo::WgmmaTmaRows1 ||
+         algo == ConvAlgo::WgmmaTmaRows2;
+}
+
+// io: residual_conv_pair's padded copies, for the algorithms that chain only (launch_wgmma3x3 checks the rest).
 template <typename T>
 void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
-                   ConvAlgo algo) {
+                   ConvAlgo algo, const PaddedIo& io = {}) {
+  DACPP_CHECK(!io.any() || chains(algo), ErrorCode::Internal, "conv2d: ", algo_name(algo),
+              " cannot chain through a padded copy");
   switch (algo) {
     case ConvAlgo::Wgmma1:
       return launch_wgmma3x3<T, 1, 4, false>(c, x, w, bias, y, a);
     case ConvAlgo::Wgmma2:
       return launch_wgmma3x3<T, 2, 4, false>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTma1:
-      return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a);
+      return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::WgmmaTma2:
-      return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a);
+      return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::WgmmaTmaSplit:
       return launch_wgmma3x3<T, 1, 4, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaSplit2:
       return launch_wgmma3x3<T, 2, 5, true, true>(c, x, w, bias, y, a);
     case ConvAlgo::WgmmaTmaRows1:
-      return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a);
+      return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::WgmmaTmaRows2:
-      return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a);
+      return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::DirectSplit2:
       return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 2);
@@ -1280,30 +1289,6 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
 }
 
 // ---- residual_conv_pair ----
-// The algorithms the pair can chain through a padded copy: the unsplit stride-1 TMA kernels.
-bool chains(ConvAlgo algo) {
-  return algo == ConvAlgo::WgmmaTma1 || algo == ConvAlgo::WgmmaTma2 || algo == ConvAlgo::WgmmaTmaRows1 ||
-         algo == ConvAlgo::WgmmaTmaRows2;
-}
-
-template <typename T>
-void launch_chained(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
-                    ConvAlgo algo, const PaddedIo& io) {
-  switch (algo) {
-    case ConvAlgo::WgmmaTma1:
-      return launch_wgmma3x3<T, 1, 4, true>(c, x, w, bias, y, a, nullptr, io);
-    case ConvAlgo::WgmmaTma2:
-      return launch_wgmma3x3<T, 2, 5, true>(c, x, w, bias, y, a, nullptr, io);
-    case ConvAlgo::WgmmaTmaRows1:
-      return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
-    case ConvAlgo::WgmmaTmaRows2:
-      return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
-    default:
-      break;
-  }
-  DACPP_THROW(ErrorCode::Internal, "residual_conv_pair: ", algo_name(algo), " cannot chain through a padded copy");
-}
-
 // residual_conv_pair on images that fit: x, h, y of one chunk.
 void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
                                const Tensor& b2, Tensor& h, Tensor& y) {
@@ -1336,8 +1321,8 @@ void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1
   dispatch_float(x.dtype(), "residual_conv_pair", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, float>) {
-      launch_chained<T>(c, x, w1, bp1, h, a1, algo1, io1);
-      launch_chained<T>(c, h, w2, bp2, y, a2, algo2, io2);
+      launch_direct<T>(c, x, w1, bp1, h, a1, algo1, io1);
+      launch_direct<T>(c, h, w2, bp2, y, a2, algo2, io2);
     }
   });
 }
