@@ -9,12 +9,13 @@
 #     MODEL  a .gguf file or a DA3 checkpoint folder
 #     ARGS   dacpp bench arguments besides -m / --json, e.g. "--precision bf16 --size 518 --runs 100 --warmup 20"
 #     ARM    label=ENV (space-free VAR=value pairs joined by commas; "label=" for none), or label=@BINARY to run
-#            another dacpp binary (e.g. a build without the change)
+#            another dacpp binary (e.g. a build without the change); either may end in "|ARGS", bench arguments of
+#            this arm only (quote the arm), e.g. "chunks2=|--row-chunks 2"
 #   e.g. bash scripts/gpu/ab_bench.sh /tmp/da2_vitl.gguf "--precision bf16 --size 518 --runs 100 --warmup 20" \
 #          lanes=DACPP_LANES=1 one-stream=DACPP_LANES=0
 # Environment: ROUNDS (default 2), BIN (default /tmp/c/bin/dacpp), OUT (results: one JSON per run, summary.txt).
 set -uo pipefail
-[ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 MODEL=$1 ARGS=$2; shift 2
 BIN=${BIN:-/tmp/c/bin/dacpp} ROUNDS=${ROUNDS:-2} OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -23,11 +24,12 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.g
   2>/dev/null || echo n/a; }
 for round in $(seq 1 "$ROUNDS"); do
   for arm in "$@"; do
-    label=${arm%%=*} spec=${arm#*=} bin=$BIN envs=()
+    label=${arm%%=*} spec=${arm#*=} bin=$BIN envs=() extra=
+    if [[ $spec == *"|"* ]]; then extra=${spec#*|} spec=${spec%%|*}; fi
     if [[ $spec == @* ]]; then bin=${spec#@}; elif [ -n "$spec" ]; then IFS=, read -r -a envs <<< "$spec"; fi
     json="$OUT/ab_${label}_$round.json"
-    # shellcheck disable=SC2086  # ARGS is a list of words
-    env "${envs[@]}" "$bin" bench -m "$MODEL" --device cuda $ARGS --json > "$json" 2> "$OUT/ab_${label}_$round.err"
+    # shellcheck disable=SC2086  # ARGS and extra are lists of words
+    env "${envs[@]}" "$bin" bench -m "$MODEL" --device cuda $ARGS $extra --json > "$json" 2> "$OUT/ab_${label}_$round.err"
     gpu=$(field "$json" graph_replay_ms) whole=$(field "$json" median_ms) mb=$(field "$json" device_total_peak_mb)
     printf '%-16s round %d: GPU %s ms, whole %s ms, device peak %s MB\n' "$label" "$round" "$gpu" "$whole" "$mb" |
       tee -a "$OUT/summary.txt"

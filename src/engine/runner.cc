@@ -74,8 +74,11 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
       arena_(make_runner_arena(ctx_)),
       pos_cache_(options.pos_cache_capacity),
       graphs_(options.graph_cache_capacity),
-      cuda_graphs_(options.cuda_graphs) {
+      cuda_graphs_(options.cuda_graphs),
+      row_chunks_(options.row_chunks) {
   validate_limits(limits_);
+  DACPP_CHECK(row_chunks_ >= 1 && row_chunks_ <= models::RunState::kMaxRowChunks, ErrorCode::InvalidArgument,
+              "runner: row_chunks ", row_chunks_, " is not within 1..", models::RunState::kMaxRowChunks);
   if (!ctx_.device().is_cpu())
     for (int i = 1; i < cuda::max_lanes(); ++i) lane_arenas_.push_back(make_lane_arena(ctx_));
 }
@@ -101,6 +104,7 @@ models::ModelOutputs Runner::forward_raw(const Tensor& input, models::ForwardDum
   layers::Exec ex{ctx_, arena_};
   models::RunState rs{ex, pos_cache_, dumps};
   rs.lane_arenas = &lane_arenas_;
+  rs.row_chunks = row_chunks_;
   rs.ref_view = options.ref_view_strategy;
   rs.want_rays = options.want_rays;
   apply_ray_pose_options(model_->config(), options, rs);

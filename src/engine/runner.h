@@ -27,6 +27,10 @@ struct RunnerOptions {
   Limits limits;                  // resource bounds checked before each run (engine/limits.h)
   bool cuda_graphs = true;        // CUDA: capture each input geometry's forward as a graph (engine/graph_cache.h)
   size_t graph_cache_capacity = 4;  // CUDA graphs kept (LRU, one per input geometry)
+  // A one-image forward's transformer blocks in this many row chunks (1-4) on parallel GPU lanes, so that one
+  // chunk's kernels fill the multiprocessors another's leave idle (models::RunState::row_chunks). 1: whole rows.
+  // The outputs agree up to rounding (a chunk's GEMMs may run other kernels than the whole rows').
+  int row_chunks = 1;
 };
 
 struct RunOptions {
@@ -126,6 +130,7 @@ class Runner {
   models::PosEmbedCache pos_cache_;
   GraphCache graphs_;
   bool cuda_graphs_ = true;
+  int row_chunks_ = 1;
   bool time_phases_ = false;
   Phases phases_;
 };

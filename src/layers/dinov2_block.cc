@@ -48,7 +48,18 @@ void Dinov2Block::forward(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* nex
                           const Tensor* positions, const ops::DropLeadingNorm* collect) const {
   // x: [B, N, C], the residual stream (f32 on every device; the branches run in the activation dtype); h: norm1(x)
   ArenaScope scope(ex.arena);
-  Tensor a = attn_.forward(ex, h, rope, positions);
+  finish(ex, x, attn_.forward(ex, h, rope, positions), h, next, collect);
+}
+
+void Dinov2Block::forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, Tensor& x, Tensor& h, const Dinov2Block* next,
+                               Tensor* next_qkv, const ops::DropLeadingNorm* collect) const {
+  ArenaScope scope(ex.arena);
+  finish(ex, x, attn_.forward_rows(ex, qkv, row0, x.dim(1)), h, next, collect);
+  if (next != nullptr && next_qkv != nullptr) next->qkv_into(ex, h, *next_qkv);
+}
+
+void Dinov2Block::finish(Exec& ex, Tensor& x, const Tensor& a, Tensor& h, const Dinov2Block* next,
+                         const ops::DropLeadingNorm* collect) const {
   norm2_.add_scaled_forward_into(ex, x, a, ls1_, h);  // x += LayerScale(a) in f32, then h = norm2(x)
   Tensor m = ffn_->forward(ex, h);
   if (next) {

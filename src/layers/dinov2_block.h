@@ -41,9 +41,28 @@ class Dinov2Block {
                const Tensor* positions = nullptr, const ops::DropLeadingNorm* collect = nullptr) const;
   void norm1_into(Exec& ex, const Tensor& x, Tensor& h) const;
 
+  // Whether forward_rows applies: the block attends straight from its fused projection (no qk-norm, no RoPE).
+  bool rows_apart(bool rope) const { return !rope && !attn_.has_qk_norm(); }
+  // forward for the rows [row0, row0 + R) of one sequence, so that row chunks run side by side (Dinov2::forward on
+  // ops::Lanes): everything in a block but attention is per token, and attention needs only every token's keys and
+  // values. qkv: this block's fused projection of norm1(x) for all N tokens (qkv_into); x, h: the chunk's rows of
+  // the stream and of norm1(x), [B, R, C]. On return x is updated and h holds next->norm1(x) as forward's; with
+  // next_qkv (the chunk's rows of a second projection buffer: qkv is still read by other chunks) also the next
+  // block's projection of them. collect: the chunk's rows of the collected norm (DropLeadingNorm's skip and y
+  // narrowed to them).
+  void forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, Tensor& x, Tensor& h, const Dinov2Block* next,
+                    Tensor* next_qkv, const ops::DropLeadingNorm* collect) const;
+  // The fused projection qkv [B, N, 3C] of h = norm1(x) (or of some rows, into the same rows of qkv).
+  void qkv_into(Exec& ex, const Tensor& h, Tensor& qkv) const { attn_.qkv_into(ex, h, qkv); }
+
   const SelfAttention& attention() const { return attn_; }
 
  private:
+  // What follows attention: x += LayerScale(a), h = norm2(x), the FFN, and its residual add fused with the next
+  // block's norm1 (and the collected norm).
+  void finish(Exec& ex, Tensor& x, const Tensor& a, Tensor& h, const Dinov2Block* next,
+              const ops::DropLeadingNorm* collect) const;
+
   LayerNorm norm1_, norm2_;
   SelfAttention attn_;
   std::unique_ptr<FeedForward> ffn_;

@@ -56,4 +56,21 @@ Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, con
   return y;
 }
 
+void SelfAttention::qkv_into(Exec& ex, const Tensor& x, Tensor& qkv) const {
+  qkv_.forward_into(ex, x, qkv);
+}
+
+Tensor SelfAttention::forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const {
+  DACPP_CHECK(!q_norm_, ErrorCode::Internal, "attention: row chunks of a block with qk-norm");
+  DACPP_CHECK(qkv.rank() == 3 && qkv.dim(2) == 3 * dim_, ErrorCode::InvalidArgument, "attention: projection '",
+              qkv.name(), "' has shape ", shape_str(qkv.shape()), ", expected [B, N, ", 3 * dim_, "]");
+  const int64_t b = qkv.dim(0);
+  Tensor y = ex.alloc({b, rows, dim_}, "attn.out");
+  ArenaScope scope(ex.arena);
+  Tensor o = ex.alloc({b, rows, heads_, head_dim_}, "attn.heads_out");
+  ops::attention_qkv_rows(ex.ctx, qkv, heads_, 1.0f / std::sqrt(static_cast<float>(head_dim_)), row0, o);
+  proj_.forward_into(ex, o.reshape({b, rows, dim_}), y);
+  return y;
+}
+
 }  // namespace dacpp::layers

@@ -29,6 +29,13 @@ class SelfAttention {
   // (row, column) on ex's device) when rope is non-null.
   Tensor forward(Exec& ex, const Tensor& x, const Rope2d* rope = nullptr, const Tensor* positions = nullptr) const;
 
+  // The same forward in two steps, for row chunks of one sequence (Dinov2Block::forward_rows): qkv_into computes
+  // the fused projection qkv [B, N, 3C] of x (or of some of its rows, into the matching rows of a larger qkv), and
+  // forward_rows attends tokens [row0, row0 + rows) to all N of qkv and projects them: a new [B, rows, C]. Only
+  // without qk-norm and RoPE (has_qk_norm() false, no rope); throws Internal otherwise.
+  void qkv_into(Exec& ex, const Tensor& x, Tensor& qkv) const;
+  Tensor forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const;
+
   bool has_qk_norm() const { return q_norm_.has_value(); }
   int64_t num_heads() const { return heads_; }
   int64_t head_dim() const { return head_dim_; }

@@ -6,6 +6,7 @@
 #include "layers/weights.h"
 #include "models/dinov2_internal.h"
 #include "ops/elementwise.h"
+#include "ops/lanes.h"
 
 namespace dacpp::models {
 namespace {
@@ -93,13 +94,21 @@ std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
   // Each block's last residual add computes the next block's first norm into h (Dinov2Block::forward).
   Tensor h = rs.ex.alloc(x.shape(), "vit.norm1");
   if (cfg_.depth > 0) blocks_.front().norm1_into(rs.ex, x, h);
+  const int64_t skip = x.dim(1) - gh * gw;
+  if (const std::vector<int64_t> cuts = row_cuts(rs, x, skip); !cuts.empty()) {
+    for (size_t i = 0; i < cfg_.out_layers.size(); ++i)
+      feats.push_back(rs.ex.alloc({x.dim(0), gh * gw, x.dim(2)}, "vit.feature"));
+    blocks_in_rows(rs, x, h, cuts, skip, feats);
+    for (size_t i = 0; i < feats.size(); ++i) rs.dump("feat" + std::to_string(i), feats[i]);
+    return feats;
+  }
   for (int i = 0; i < cfg_.depth; ++i) {
     const bool rope = block_rope_[static_cast<size_t>(i)];
     const layers::Dinov2Block* next = i + 1 < cfg_.depth ? &blocks_[static_cast<size_t>(i) + 1] : nullptr;
     const bool collected = std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) != cfg_.out_layers.end();
     // A collected layer's output norm, norm(x)[:, 1:], is taken in the block's last residual pass.
     Tensor feat = collected ? rs.ex.alloc({x.dim(0), gh * gw, x.dim(2)}, "vit.feature") : Tensor();
-    const ops::DropLeadingNorm collect = norm_.drop_leading(x.dim(1) - gh * gw, feat);
+    const ops::DropLeadingNorm collect = norm_.drop_leading(skip, feat);
     blocks_[static_cast<size_t>(i)].forward(rs.ex, x, h, next, rope ? &rope_ : nullptr, rope ? &pos : nullptr,
                                             collected ? &collect : nullptr);
     if (collected) {
@@ -108,6 +117,64 @@ std::vector<Tensor> Dinov2::forward(RunState& rs, const Tensor& images) const {
     }
   }
   return feats;
+}
+
+std::vector<int64_t> Dinov2::row_cuts(const RunState& rs, const Tensor& x, int64_t skip) const {
+  const int chunks = std::min(rs.row_chunks, RunState::kMaxRowChunks);
+  if (chunks <= 1 || x.dim(0) != 1 || cfg_.depth == 0) return {};
+  for (int i = 0; i < cfg_.depth; ++i)
+    if (!blocks_[static_cast<size_t>(i)].rows_apart(block_rope_[static_cast<size_t>(i)])) return {};
+  if (!rs.ex.ctx.device().is_cpu() &&
+      (rs.lane_arenas == nullptr || rs.lane_arenas->size() < static_cast<size_t>(chunks - 1)))
+    return {};
+  // Cuts on multiples of 128 rows (a GEMM's row tile) where the chunks are long enough to have them.
+  const int64_t n = x.dim(1), grain = n >= 256 * chunks ? 128 : 1;
+  std::vector<int64_t> cuts{0};
+  for (int i = 1; i < chunks; ++i) {
+    const int64_t cut = (n * i / chunks + grain / 2) / grain * grain;
+    if (cut > cuts.back() && cut < n) cuts.push_back(cut);
+  }
+  cuts.push_back(n);
+  if (cuts.size() < 3 || cuts[1] <= skip) return {};
+  return cuts;
+}
+
+void Dinov2::blocks_in_rows(RunState& rs, Tensor& x, Tensor& h, const std::vector<int64_t>& cuts, int64_t skip,
+                            std::vector<Tensor>& feats) const {
+  layers::Exec& ex = rs.ex;
+  const int64_t n = x.dim(1), e = x.dim(2);
+  const int chunks = static_cast<int>(cuts.size()) - 1;
+  // Two projection buffers: a chunk writes the next block's projection of its rows while the other chunks may
+  // still attend to this block's.
+  Tensor qkv[2] = {ex.alloc({1, n, 3 * e}, "vit.qkv"), ex.alloc({1, n, 3 * e}, "vit.qkv_next")};
+  blocks_.front().qkv_into(ex, h, qkv[0]);
+  size_t collected = 0;
+  for (int i = 0; i < cfg_.depth; ++i) {
+    const layers::Dinov2Block& block = blocks_[static_cast<size_t>(i)];
+    const layers::Dinov2Block* next = i + 1 < cfg_.depth ? &blocks_[static_cast<size_t>(i) + 1] : nullptr;
+    const bool is_collected = std::find(cfg_.out_layers.begin(), cfg_.out_layers.end(), i) != cfg_.out_layers.end();
+    const Tensor* feat = is_collected ? &feats[collected++] : nullptr;
+    const Tensor& cur = qkv[i % 2];
+    Tensor& nxt = qkv[(i + 1) % 2];
+    ops::Lanes lanes(ex.ctx, chunks);
+    // Chunk c on lane c % count(), the side lanes' first: work entering a side lane comes after lane 0's so far.
+    for (int c = chunks - 1; c >= 0; --c) {
+      const int64_t r0 = cuts[static_cast<size_t>(c)], rows = cuts[static_cast<size_t>(c) + 1] - r0;
+      Tensor xc = rows_view(x, r0, {1, rows, e});
+      Tensor hc = rows_view(h, r0, {1, rows, e});
+      Tensor qc = rows_view(nxt, r0, {1, rows, 3 * e});
+      // The collected norm of the chunk's patch rows: y rows [first - skip, r0 + rows - skip).
+      ops::DropLeadingNorm collect;
+      if (feat != nullptr) {
+        const int64_t first = std::max(r0, skip);
+        collect = norm_.drop_leading(first - r0, rows_view(*feat, first - skip, {1, r0 + rows - first, e}));
+      }
+      const int lane = c % lanes.count();
+      const auto on = lanes.on(lane);
+      layers::Exec lane_ex{ex.ctx, lane == 0 ? ex.arena : (*rs.lane_arenas)[static_cast<size_t>(lane) - 1]};
+      block.forward_rows(lane_ex, cur, r0, xc, hc, next, next ? &qc : nullptr, feat ? &collect : nullptr);
+    }
+  }
 }
 
 }  // namespace dacpp::models

@@ -45,8 +45,18 @@ class Dinov2 {
 
   const VitConfig& config() const { return cfg_; }
 
+  // The row chunks [cuts[i], cuts[i + 1]) forward runs the blocks in side by side (RunState::row_chunks) for tokens
+  // x [B, N, E] of which the first `skip` are not patches (cls, registers), or empty where they run whole: one
+  // chunk asked, more than one image, a block with qk-norm or RoPE, a GPU without a lane arena per chunk, or a first
+  // chunk no longer than `skip`. Cuts fall on multiples of 128 rows (a GEMM's row tile) where N >= 256 per chunk.
+  std::vector<int64_t> row_cuts(const RunState& rs, const Tensor& x, int64_t skip) const;
+
  private:
   Tensor embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw) const;
+  // The blocks over x (h = norm1(x) of the first block) in row chunks on ops::Lanes, chunk i on lane i; the
+  // collected norms into feats (preallocated).
+  void blocks_in_rows(RunState& rs, Tensor& x, Tensor& h, const std::vector<int64_t>& cuts, int64_t skip,
+                      std::vector<Tensor>& feats) const;
   void check_input(const Tensor& images) const;
   void collect_views(RunState& rs, const Tensor& local, const Tensor& x, int64_t patches, Tensor& feat) const;
   void write_camera_tokens(RunState& rs, Tensor& x, int64_t ref) const;

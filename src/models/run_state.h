@@ -28,6 +28,10 @@ struct RunState {
   // Arenas for work on lanes 1..n of ops::Lanes (lane k uses lane_arenas[k - 1]), reset with the forward's; null
   // or empty: no lanes (the CPU, or a caller without them).
   std::vector<HostArena>* lane_arenas = nullptr;
+  // The transformer blocks of a one-image forward in this many row chunks (1..kMaxRowChunks), chunk i on lane i
+  // (Dinov2::forward): a GPU may then fill one chunk's last partial wave of blocks with another's kernels. 1: whole.
+  static constexpr int kMaxRowChunks = 4;
+  int row_chunks = 1;
   // DA3 any-view only: how to pick the reference view (S >= 3), and whether to run the DualDPT ray branch.
   RefViewStrategy ref_view = RefViewStrategy::SaddleBalanced;
   bool want_rays = false;

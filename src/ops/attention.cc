@@ -39,25 +39,31 @@ void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, 
 }
 
 void attention_qkv(Context& ctx, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
+  attention_qkv_rows(ctx, qkv, heads, scale, 0, out);
+}
+
+void attention_qkv_rows(Context& ctx, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   using namespace detail;
   constexpr const char* op = "attention_qkv";
   const DType dt = check_act(ctx, op, "qkv", qkv);
   check_dtype(ctx, op, "out", out, dt);
   check_rank(op, "qkv", qkv, 3);
+  check_rank(op, "out", out, 4);
   DACPP_CHECK(heads > 0 && qkv.dim(2) > 0 && qkv.dim(2) % (3 * heads) == 0, ErrorCode::InvalidArgument, op, ": ",
               label("qkv", qkv), " has shape ", shape_str(qkv.shape()), ", whose width is not 3 × ", heads,
               " heads × a head dim");
-  const int64_t d = qkv.dim(2) / (3 * heads);
-  check_shape(op, "out", out, {qkv.dim(0), qkv.dim(1), heads, d});
-  DACPP_CHECK(qkv.dim(1) > 0 || out.numel() == 0, ErrorCode::InvalidArgument, op, ": ", label("qkv", qkv),
-              " has no tokens");
+  const int64_t n = qkv.dim(1), d = qkv.dim(2) / (3 * heads), nq = out.dim(1);
+  DACPP_CHECK(row0 >= 0 && row0 <= n && nq <= n - row0, ErrorCode::InvalidArgument, op, ": query rows [", row0, ", ",
+              row0 + nq, ") of ", label("out", out), " are not within the ", n, " tokens of ", label("qkv", qkv));
+  check_shape(op, "out", out, {qkv.dim(0), nq, heads, d});
+  DACPP_CHECK(n > 0 || out.numel() == 0, ErrorCode::InvalidArgument, op, ": ", label("qkv", qkv), " has no tokens");
   DACPP_CHECK(std::isfinite(scale), ErrorCode::InvalidArgument, op, ": scale ", scale, " is not finite");
   check_no_alias(op, "out", out, "qkv", qkv);
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
-      return cpu::attention_qkv(ctx.cpu(), qkv, heads, scale, out);
+      return cpu::attention_qkv(ctx.cpu(), qkv, heads, scale, row0, out);
     case DeviceKind::Cuda:
-      return cuda::attention_qkv(ctx.cuda(), qkv, heads, scale, out);
+      return cuda::attention_qkv(ctx.cuda(), qkv, heads, scale, row0, out);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -19,4 +19,12 @@ void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, 
 // Errors: InvalidArgument on shape/dtype mismatch or a width not divisible by 3·heads; Backend as attention().
 void attention_qkv(Context& ctx, const Tensor& qkv, int64_t heads, float scale, Tensor& out);
 
+// attention_qkv_rows: rows [row0, row0 + Nq) of attention_qkv's output — those tokens' queries against all N
+// tokens' keys and values, so a sequence can be attended in row chunks (e.g. on separate ops::Lanes).
+//   qkv: [B, N, 3·H·D] as attention_qkv;  out: [B, Nq, H, D] with row0 >= 0 and row0 + Nq <= N.
+// Each output row is the same as attention_qkv's, bit for bit, where a backend reads the rows in place (the CPU;
+// CUDA's tensor-core kernels); other CUDA dtypes and head dims attend every row and copy the chunk out.
+// Errors: as attention_qkv, and InvalidArgument for a row range outside [0, N).
+void attention_qkv_rows(Context& ctx, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out);
+
 }  // namespace dacpp::ops

@@ -226,6 +226,33 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
   }
 }
 
+// attention_qkv_rows on CUDA: a chunk of query rows against every token's keys and values (the flash kernels read
+// the chunk's q rows in place: rows past the chunk read as zero, never the next chunk's; the permute + general
+// kernels attend every row and copy the chunk out) against the CPU op on the same rounded values.
+TEST_F(AttentionCudaLarge, AttentionQkvRowsMatchCpu) {
+  if (IsSkipped()) return;
+  struct Case {
+    int64_t b, n, h, d, row0, nq;
+    DType dt;
+  };
+  for (const Case& c : {Case{1, 1370, 16, 64, 0, 640, DType::BF16}, Case{1, 1370, 16, 64, 640, 730, DType::BF16},
+                        Case{1, 1370, 16, 64, 512, 384, DType::F16}, Case{2, 197, 4, 32, 64, 133, DType::BF16},
+                        Case{1, 100, 2, 128, 1, 50, DType::F16}, Case{1, 77, 3, 64, 10, 30, DType::F32},
+                        Case{2, 50, 2, 48, 7, 23, DType::BF16}}) {
+    SCOPED_TRACE(
+        str_cat(c.b, "x", c.n, " h", c.h, " d", c.d, " rows [", c.row0, ", ", c.row0 + c.nq, ") ", dtype_name(c.dt)));
+    Tensor qkv = test::random_tensor({c.b, c.n, 3 * c.h * c.d}, 12, 1.f, "qkv");
+    Tensor qd = to_device(qkv, c.dt);
+    Tensor out = nan_output({c.b, c.nq, c.h, c.d}, c.dt, "out");
+    const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+    ops::attention_qkv_rows(ctx(), qd, c.h, scale, c.row0, out);
+    ops::Context cpu(Device::cpu());
+    Tensor want = test::output_tensor({c.b, c.nq, c.h, c.d});
+    ops::attention_qkv_rows(cpu, qkv, c.h, scale, c.row0, want);
+    expect_close(out, want, c.dt, "attention_qkv_rows");
+  }
+}
+
 // The TMA kernels' unsupported variants are typed errors like the wgmma kernel's (InvalidArgument on Hopper,
 // Unsupported elsewhere), for both layouts.
 TEST_F(AttentionCudaLarge, TmaVariantRefusals) {

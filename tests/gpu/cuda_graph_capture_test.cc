@@ -5,6 +5,8 @@
 // Run from the repository root (the fixtures are tests/fixtures/...).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -127,6 +129,41 @@ TEST_P(CudaGraphCapture, LanesGiveTheOneStreamResult) {
     expect_same_outputs(one_stream.forward(x), lanes.forward(x), str_cat("run ", i));
   }
   EXPECT_EQ(lanes.captured_graphs(), c.capturable ? 1u : 0u);
+}
+
+// The transformer blocks in row chunks (RunnerOptions::row_chunks), the chunks on lanes of their own in a captured
+// graph, give the same chunked forward on one stream bit for bit, and the whole rows' result up to the chunks' own
+// GEMM choices (bf16 rounding). Models whose blocks rotate q / k (RoPE) run whole rows either way.
+TEST_P(CudaGraphCapture, RowChunksOnLanesGiveTheOneStreamResult) {
+  if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
+  const CaptureCase& c = GetParam();
+  auto model = load_bf16(c.path);
+  const Tensor x = gputest::random_input(c.h, c.w, 15, c.views);
+  const ForwardResult whole = Runner(model).forward(x);
+  const auto rel_l2 = [](const Tensor& a, const Tensor& b) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      const double d = double{a.data<float>()[i]} - b.data<float>()[i];
+      num += d * d;
+      den += double{b.data<float>()[i]} * b.data<float>()[i];
+    }
+    return std::sqrt(num / std::max(den, 1e-30));
+  };
+  for (int chunks = 2; chunks <= 4; ++chunks) {
+    RunnerOptions o;
+    o.row_chunks = chunks;
+    ASSERT_EQ(setenv("DACPP_LANES", "0", 1), 0);
+    Runner one_stream(model, o);
+    ASSERT_EQ(unsetenv("DACPP_LANES"), 0);
+    Runner lanes(model, o);
+    for (int i = 0; i < 3; ++i) {  // eager, captured, replayed
+      const ForwardResult want = one_stream.forward(x);
+      expect_same_outputs(want, lanes.forward(x), str_cat(chunks, " chunks, run ", i));
+      ASSERT_EQ(want.depth.shape(), whole.depth.shape());
+      EXPECT_LT(rel_l2(want.depth, whole.depth), 1e-2) << chunks << " chunks";
+    }
+    EXPECT_EQ(lanes.captured_graphs(), c.capturable ? 1u : 0u);
+  }
 }
 
 // The same with DA3's ray branch (RunOptions::want_rays: a second fusion chain over the maps the lanes made): depth,

@@ -41,11 +41,13 @@ void expect_close(const std::string& what, const Tensor& got, const std::string&
   testing::expect_close_to_npy(what, got, ref_path, kTol);
 }
 
-TEST_P(ModelParity, StagesMatchOfficialCode) {
-  const Case c = GetParam();
-  if (!std::filesystem::exists(kDir + c.dir)) GTEST_SKIP() << "fixture " << c.dir << " absent";
+// Every stage's dump and the outputs against the official code's, the transformer blocks run in `row_chunks` row
+// chunks (RunnerOptions::row_chunks; on the CPU one after another, through the same views and row-range attention).
+void expect_stages_match(const Case& c, int row_chunks) {
   std::shared_ptr<const Model> model = Model::load(checkpoint_path(c));
-  Runner runner(model, ::dacpp::testing::runner_options(2));
+  RunnerOptions options = ::dacpp::testing::runner_options(2);
+  options.row_chunks = row_chunks;
+  Runner runner(model, options);
   Tensor input = load_npy(kDir + c.dir + "/input.npy");
   ASSERT_TRUE(input.defined());
   const Shape s = input.shape();
@@ -64,6 +66,22 @@ TEST_P(ModelParity, StagesMatchOfficialCode) {
     expect_close("depth_final", depth, kDir + c.dir + "/depth_final.npy");
   } else {
     EXPECT_FALSE(r.sky.defined());
+  }
+}
+
+TEST_P(ModelParity, StagesMatchOfficialCode) {
+  const Case c = GetParam();
+  if (!std::filesystem::exists(kDir + c.dir)) GTEST_SKIP() << "fixture " << c.dir << " absent";
+  expect_stages_match(c, 1);
+}
+
+// The fixtures' 131 (DA2) / 166 (DA3) tokens in 2-4 chunks (Dinov2::row_cuts; BackboneRows checks which apply).
+TEST_P(ModelParity, StagesMatchOfficialCodeInRowChunks) {
+  const Case c = GetParam();
+  if (!std::filesystem::exists(kDir + c.dir)) GTEST_SKIP() << "fixture " << c.dir << " absent";
+  for (int chunks = 2; chunks <= 4; ++chunks) {
+    SCOPED_TRACE(std::to_string(chunks) + " row chunks");
+    expect_stages_match(c, chunks);
   }
 }
 

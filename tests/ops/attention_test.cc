@@ -111,5 +111,43 @@ TEST(AttentionQkvTest, BadShapesAreNamed) {
   }
 }
 
+// attention_qkv_rows: a chunk's queries against every token's keys and values are those rows of attention_qkv,
+// bit for bit (the rows of one image apart: [b, row0 : row0 + nq]).
+TEST(AttentionQkvRowsTest, EqualsTheRowsOfTheWhole) {
+  for (auto [b, n, h, d] : {std::array<int64_t, 4>{1, 37, 6, 64}, {2, 21, 3, 16}}) {
+    ops::Context ctx;
+    Tensor qkv = test::random_tensor({b, n, 3 * h * d}, 11, 1.f, "qkv");
+    Tensor whole = test::output_tensor({b, n, h, d});
+    const float scale = 1.f / std::sqrt(static_cast<float>(d));
+    ops::attention_qkv(ctx, qkv, h, scale, whole);
+    for (auto [row0, nq] : {std::pair<int64_t, int64_t>{0, 5}, {5, n - 5}, {n - 1, 1}, {3, 0}, {0, n}}) {
+      SCOPED_TRACE(str_cat(b, "x", n, " h", h, " rows [", row0, ", ", row0 + nq, ")"));
+      Tensor got = test::output_tensor({b, nq, h, d});
+      ops::attention_qkv_rows(ctx, qkv, h, scale, row0, got);
+      const size_t row_bytes = static_cast<size_t>(h * d) * sizeof(float);
+      for (int64_t i = 0; i < b; ++i)
+        ASSERT_EQ(std::memcmp(static_cast<const char*>(got.raw()) + i * nq * row_bytes,
+                              static_cast<const char*>(whole.raw()) + (i * n + row0) * row_bytes, nq * row_bytes),
+                  0)
+            << "image " << i;
+    }
+  }
+}
+
+TEST(AttentionQkvRowsTest, RowsOutsideTheSequenceAreRefused) {
+  ops::Context ctx;
+  Tensor qkv = test::random_tensor({1, 6, 3 * 2 * 8}, 1, 1.f, "blk.qkv");
+  for (auto [row0, nq] : {std::pair<int64_t, int64_t>{-1, 2}, {5, 2}, {7, 0}, {0, 7}}) {
+    Tensor out = test::output_tensor({1, nq, 2, 8});
+    try {
+      ops::attention_qkv_rows(ctx, qkv, 2, 1.f, row0, out);
+      ADD_FAILURE() << "no error for rows [" << row0 << ", " << row0 + nq << ")";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(e.message().find("not within the 6 tokens of qkv 'blk.qkv'"), std::string::npos) << e.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dacpp

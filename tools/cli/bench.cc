@@ -31,6 +31,7 @@ struct BenchOptions {
   DeviceFlags device;
   bool json = false;
   bool rays = false;
+  int row_chunks = 1;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -71,6 +72,8 @@ Command register_bench(CLI::App& app) {
   sub->add_option("--warmup", o->warmup, "Untimed warm-up runs (default 2)");
   sub->add_option("--threads", o->threads, "CPU threads (default: all cores)");
   sub->add_flag("--json", o->json, "Print JSON");
+  sub->add_option("--row-chunks", o->row_chunks,
+                  "GPU, batch 1: run the transformer blocks in 1-4 row chunks side by side (default 1: whole)");
   sub->add_flag("--rays", o->rays, "DA3 any-view: run the ray branch too (a checkpoint folder keeps its ray head)");
   add_device_flags(sub, o->device);
   return {sub, [o]() {
@@ -90,6 +93,7 @@ Command register_bench(CLI::App& app) {
             parse_size(o->size, model->config().vit.patch_size, &h, &w);
             RunnerOptions ro;
             ro.threads = o->threads;
+            ro.row_chunks = o->row_chunks;
             Runner runner(model, ro);
             Tensor x = Tensor::empty({o->batch, 3, h, w}, DType::F32, "bench input");
             std::mt19937 rng(1234);
@@ -128,6 +132,7 @@ Command register_bench(CLI::App& app) {
                                 {"rays", o->rays},
                                 {"height", h},
                                 {"batch", o->batch},
+                                {"row_chunks", o->row_chunks},
                                 {"threads", ro.threads > 0 ? ro.threads : ThreadPool::hardware_threads()},
                                 {"runs", o->runs},
                                 {"median_ms", median},

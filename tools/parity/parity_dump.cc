@@ -1,5 +1,5 @@
-// dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY] — runs the network on a normalised input
-// tensor and writes every stage dump as float32 .npy, for comparison with the official code's outputs
+// dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY] [--row-chunks N] — runs the network on a
+// normalised input tensor and writes every stage dump as float32 .npy, for comparison with the official code's outputs
 // (scripts/parity/compare.py). A developer tool for the parity runs; the same checks run in the unit tests.
 //   DA2 / DA3 mono: feat0..3, rn1..4, path1, depth, sky.
 //   DA3 any-view: INPUT is [1, S, 3, H, W] (S views of one scene, one pass): feat0..3 [S, P, 2E], rn1..4,
@@ -7,6 +7,7 @@
 //     and with --rays (model imported with the aux head) ray [S, h, w, 6], ray_conf [S, h, w]; ref_view.txt.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -21,10 +22,13 @@ namespace {
 
 int run(int argc, char** argv) {
   using namespace dacpp;
-  constexpr const char* kUsage = "usage: dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY] [--device cuda] [--precision bf16|f16|f32]";
+  constexpr const char* kUsage =
+      "usage: dacpp_parity MODEL INPUT.npy OUT_DIR [--rays] [--ref-view STRATEGY] [--device cuda] [--precision "
+      "bf16|f16|f32] [--row-chunks 1-4]";
   DACPP_CHECK(argc >= 4, ErrorCode::InvalidArgument, kUsage);
   RunOptions opt;
   LoadOptions lo;
+  RunnerOptions ro;
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rays") {
@@ -39,6 +43,8 @@ int run(int argc, char** argv) {
       const std::string p = argv[++i];
       DACPP_CHECK(p == "bf16" || p == "f16" || p == "f32", ErrorCode::InvalidArgument, "--precision bf16|f16|f32");
       lo.precision = p == "bf16" ? DType::BF16 : p == "f16" ? DType::F16 : DType::F32;
+    } else if (a == "--row-chunks" && i + 1 < argc) {
+      ro.row_chunks = std::atoi(argv[++i]);  // the Runner refuses anything outside 1..4
     } else {
       DACPP_THROW(ErrorCode::InvalidArgument, "unknown argument '", a, "'; ", kUsage);
     }
@@ -54,7 +60,7 @@ int run(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<const Model> model = Model::load(argv[1], lo);
   const auto t1 = std::chrono::steady_clock::now();
-  Runner runner(model);
+  Runner runner(model, ro);
   ForwardResult r = runner.forward(x, /*dump_stages=*/true, opt);
   const auto t2 = std::chrono::steady_clock::now();
   std::filesystem::create_directories(argv[3]);

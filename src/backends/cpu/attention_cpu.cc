@@ -95,15 +95,24 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 // The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work), so the
-// result is exactly attention() on the split q, k, v.
-void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
-  const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads;
+// result is exactly attention() on the split q, k, v. A row range other than all N takes its queries' rows into the
+// Dst slot ([B, H, Nq, D]) first: attention's rows do not depend on one another, so they are the same bit for bit.
+void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads, nq = out.dim(1);
   Tensor split = Tensor::view(c.scratch(Scratch::Src, qkv.nbytes()), {3, b, heads, n, d}, DType::F32, Device::cpu(),
                               nullptr, "attention_qkv heads");
   permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);
   const Shape hs{b, heads, n, d};
-  attention(c, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs), scale,
-            out);
+  Tensor q = split.slice0(0, 1).reshape(hs);
+  if (row0 != 0 || nq != n) {
+    Tensor rows = Tensor::view(c.scratch(Scratch::Dst, sizeof(float) * static_cast<size_t>(b * heads * nq * d)),
+                               {b, heads, nq, d}, DType::F32, Device::cpu(), nullptr, "attention_qkv query rows");
+    const auto* src = static_cast<const float*>(q.raw());
+    auto* dst = static_cast<float*>(rows.raw());
+    for (int64_t bh = 0; bh < b * heads; ++bh) std::copy_n(src + (bh * n + row0) * d, nq * d, dst + bh * nq * d);
+    q = rows;
+  }
+  attention(c, q, split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs), scale, out);
 }
 
 }  // namespace dacpp::cpu

@@ -24,7 +24,8 @@ void layer_norm(CpuContext& c, const Tensor& x, const Tensor& gamma, const Tenso
 
 // q: [B, H, Nq, D], k, v: [B, H, Nk, D], out: [B, Nq, H, D].
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
-void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out);
+// Rows [row0, row0 + out.dim(1)) of the self-attention (ops::attention_qkv_rows).
+void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out);
 
 struct ConvGeometry {
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;

@@ -704,13 +704,19 @@ TcArgs separate_args(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& 
           false};
 }
 
-// q, k and v as column blocks of the fused projection qkv [B, N, 3·H·D] (row stride 3·H·D).
-TcArgs packed_args(const Tensor& qkv, int64_t heads, Tensor& out, const Dims& g) {
+// q, k and v as column blocks of the fused projection qkv [B, N, 3·H·D] (row stride 3·H·D); the queries are the
+// g.nq tokens from row0 on, the keys and values all N.
+TcArgs packed_args(const Tensor& qkv, int64_t heads, Tensor& out, const Dims& g, int64_t row0 = 0) {
   const int64_t n = qkv.dim(1), hd = heads * g.d;
   const auto* base = static_cast<const char*>(qkv.raw());
   const int64_t block = static_cast<int64_t>(dtype_nbytes(qkv.dtype(), hd));  // bytes of one of q / k / v per token
-  return {base, base + block, base + 2 * block, out.raw(), Strides{n * 3 * hd, g.d, n * 3 * hd, g.d,
-          static_cast<int>(3 * hd)}, qkv.dtype(), true};
+  return {base + row0 * 3 * block,
+          base + block,
+          base + 2 * block,
+          out.raw(),
+          Strides{n * 3 * hd, g.d, n * 3 * hd, g.d, static_cast<int>(3 * hd)},
+          qkv.dtype(),
+          true};
 }
 
 // The split actually launched for `splits` asked with key tiles of `tile` keys: every split gets at least one tile.
@@ -1003,25 +1009,36 @@ void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v
   attention_into(c, q, k, v, scale, out, nullptr);
 }
 
-void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out) {
+void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   if (out.numel() == 0) return;
-  const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads;
-  const Dims g = checked_dims(b, heads, n, n, d, "attention_qkv", qkv.shape());
+  const int64_t b = qkv.dim(0), n = qkv.dim(1), hd = qkv.dim(2) / 3, d = hd / heads, nq = out.dim(1);
+  const Dims g = checked_dims(b, heads, nq, n, d, "attention_qkv", qkv.shape());
   c.make_current();
-  TcArgs a = packed_args(qkv, heads, out, g);
+  TcArgs a = packed_args(qkv, heads, out, g, row0);
   if (tc_applies(a, g, scale)) {
     a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
     return run_tc_any(c, a, scale, g, choose_plan(c, a, scale, g));
   }
   // Other dtypes and head dims: the heads permuted into scratch (the split-KV results after them), then the
-  // general kernels.
-  const size_t heads_bytes = round_up_256(qkv.nbytes());
-  auto* mem = static_cast<char*>(c.scratch(heads_bytes + partial_bytes(g), "attention_qkv heads"));
+  // general kernels over every row; a row range is attended in full behind them and its rows copied out.
+  const Dims all = checked_dims(b, heads, n, n, d, "attention_qkv", qkv.shape());
+  const bool chunk = row0 != 0 || nq != n;
+  const size_t heads_bytes = round_up_256(qkv.nbytes()), partials = round_up_256(partial_bytes(all));
+  const size_t full_bytes = chunk ? dtype_nbytes(qkv.dtype(), b * n * hd) : 0;
+  auto* mem = static_cast<char*>(c.scratch(heads_bytes + partials + full_bytes, "attention_qkv heads"));
   Tensor split = Tensor::view(mem, {3, b, heads, n, d}, qkv.dtype(), qkv.device(), nullptr, "attention_qkv heads");
   permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);
   const Shape hs{b, heads, n, d};
+  Tensor full = chunk ? Tensor::view(mem + heads_bytes + partials, {b, n, heads, d}, qkv.dtype(), qkv.device(), nullptr,
+                                     "attention_qkv every row")
+                      : out;
   attention_into(c, split.slice0(0, 1).reshape(hs), split.slice0(1, 2).reshape(hs), split.slice0(2, 3).reshape(hs),
-                 scale, out, reinterpret_cast<float*>(mem + heads_bytes));
+                 scale, full, reinterpret_cast<float*>(mem + heads_bytes));
+  if (!chunk) return;
+  const size_t row_bytes = dtype_nbytes(qkv.dtype(), hd);
+  DACPP_CUDA_CHECK(cudaMemcpy2DAsync(out.raw(), nq * row_bytes, static_cast<const char*>(full.raw()) + row0 * row_bytes,
+                                     n * row_bytes, nq * row_bytes, b, cudaMemcpyDeviceToDevice, c.stream()),
+                   "attention_qkv: copying query rows [", row0, ", ", row0 + nq, ") of ", n);
 }
 
 void attention_variant(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out,

@@ -22,7 +22,8 @@ struct KernelInfo;
 // pointers run a fused flash kernel on tensor cores (sm_80+); every other case (f32, other D <= 256) runs an exact
 // f32 tiled kernel. Throws Unsupported for D > 256 (naming D).
 void attention(CudaContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
-void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, Tensor& out);
+// Rows [row0, row0 + out.dim(1)) of the self-attention (ops::attention_qkv_rows).
+void attention_qkv(CudaContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out);
 
 struct ConvGeometry {
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;

@@ -13,7 +13,9 @@ namespace {
 }  // namespace
 
 void attention(CudaContext&, const Tensor&, const Tensor&, const Tensor&, float, Tensor&) { no_cuda_nn("attention"); }
-void attention_qkv(CudaContext&, const Tensor&, int64_t, float, Tensor&) { no_cuda_nn("attention_qkv"); }
+void attention_qkv(CudaContext&, const Tensor&, int64_t, float, int64_t, Tensor&) {
+  no_cuda_nn("attention_qkv");
+}
 void conv2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, const ConvGeometry&, Epilogue) {
   no_cuda_nn("conv2d");
 }
