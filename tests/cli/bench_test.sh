@@ -29,6 +29,16 @@ PY
 expect_exit 4 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --rays
 expect_grep "^dacpp: error: --rays: .*no ray branch" "$TMP/err"
 
+# --row-chunks: the transformer blocks in row chunks (reported back); 1-4 only.
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --row-chunks 3 --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["row_chunks"] == 3 and j["median_ms"] > 0, j
+PY
+expect_exit 2 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --row-chunks 5
+expect_grep "^dacpp: error: runner: row_chunks 5 is not within 1..4" "$TMP/err"
+
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size 71
 expect_grep '^dacpp: error: .*--size' "$TMP/err"
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size big

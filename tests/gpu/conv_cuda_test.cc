@@ -410,8 +410,12 @@ TEST_P(ResidualConvPairCudaTest, MatchesCpuAndTheOpsOneAtATime) {
     for (int64_t i = 0; i < hh.numel(); ++i) chained = chained && std::isnan(hh.data<float>()[i]);
   }
   std::printf("residual_conv_pair %s: %s\n", shape_str(shape).c_str(), chained ? "chained" : "one at a time");
-  if (k.dt == DType::F32) EXPECT_FALSE(chained) << "f32 has no TMA kernel to chain";
-  if (k.expect_chained) EXPECT_TRUE(chained) << "the TMA kernel was expected to chain this unit";
+  if (k.dt == DType::F32) {
+    EXPECT_FALSE(chained) << "f32 has no TMA kernel to chain";
+  }
+  if (k.expect_chained) {
+    EXPECT_TRUE(chained) << "the TMA kernel was expected to chain this unit";
+  }
 }
 
 std::string pair_name(const ::testing::TestParamInfo<PairCase>& i) {
