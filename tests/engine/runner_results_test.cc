@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "util/random_input.h"
 #include "util/runner_options.h"
 
 namespace dacpp {
@@ -17,13 +17,7 @@ namespace {
 
 const std::string kModel = std::string(DACPP_FIXTURES_DIR) + "/tiny-da2.gguf";
 
-Tensor random_input(int64_t h, int64_t w, unsigned seed) {
-  Tensor x = Tensor::empty({1, 3, h, w}, DType::F32, "input");
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = nd(rng);
-  return x;
-}
+using testing::random_input;
 
 std::vector<float> values(const Tensor& t) { return {t.data<float>(), t.data<float>() + t.numel()}; }
 

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 
 #include "backends/cuda/cuda_ops.h"
 #include "core/error.h"
 #include "core/tensor.h"
+#include "util/random_input.h"
 
 namespace dacpp::gputest {
 
@@ -20,13 +20,6 @@ inline bool have_gpu() {
   }
 }
 
-// [n, 3, h, w] f32, standard normal values from `seed`.
-inline Tensor random_input(int64_t h, int64_t w, unsigned seed, int64_t n = 1) {
-  Tensor x = Tensor::empty({n, 3, h, w}, DType::F32, "input");
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = nd(rng);
-  return x;
-}
+using testing::random_input;  // [n, 3, h, w] f32, standard normal values from `seed`
 
 }  // namespace dacpp::gputest

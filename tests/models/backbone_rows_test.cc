@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "engine/model.h"
@@ -13,6 +12,7 @@
 #include "models/dinov2.h"
 #include "models/model_config.h"
 #include "models/model_test_util.h"
+#include "util/random_input.h"
 #include "util/runner_options.h"
 
 namespace dacpp {
@@ -67,21 +67,13 @@ TEST_F(BackboneRows, WholeRowsWhereChunksDoNotApply) {
   EXPECT_EQ(cuts(rvit, 2, 1370), Cuts{});
 }
 
-Tensor random_input(int64_t h, int64_t w, unsigned seed) {
-  Tensor x = Tensor::empty({1, 3, h, w}, DType::F32, "input");
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = nd(rng);
-  return x;
-}
-
 // The synthetic DA2 and DA3-mono models at 70×84 (31 tokens) in 1-4 chunks: the same depth (and sky) as the whole
 // rows, up to rounding.
 TEST(RowChunkedForward, MatchesTheWholeRows) {
   for (bool da3 : {false, true}) {
     SCOPED_TRACE(da3 ? "DA3 mono" : "DA2");
     const std::shared_ptr<const Model> model = Model::from_file(SyntheticModel(da3).build());
-    const Tensor x = random_input(70, 84, 5);
+    const Tensor x = testing::random_input(70, 84, 5);
     const ForwardResult want = Runner(model, testing::runner_options(2)).forward(x);
     for (int chunks = 2; chunks <= models::RunState::kMaxRowChunks; ++chunks) {
       SCOPED_TRACE(std::to_string(chunks) + " chunks");

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "engine/model.h"
 #include "engine/runner.h"
@@ -11,6 +10,7 @@
 #include "io/image.h"
 #include "models/model_config.h"
 #include "models/model_test_util.h"
+#include "util/random_input.h"
 #include "util/runner_options.h"
 
 namespace dacpp {
@@ -31,11 +31,7 @@ void expect_error(Fn fn, ErrorCode code, const std::vector<std::string>& parts) 
 }
 
 Tensor random_input(int64_t h, int64_t w) {
-  std::mt19937 rng(3);
-  std::normal_distribution<float> n(0.f, 1.f);
-  std::vector<float> v(static_cast<size_t>(3 * h * w));
-  for (float& x : v) x = n(rng);
-  return Tensor::from_vector({1, 3, h, w}, v, "input");
+  return testing::random_input(h, w, 3);
 }
 
 TEST(ModelConfig, ParsesSyntheticDa2) {
