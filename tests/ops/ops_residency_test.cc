@@ -55,6 +55,9 @@ TEST(OpsResidencyTest, DenseOpsRefuseOffDeviceTensors) {
   expect_refused("attention k", [&] { ops::attention(ctx, q, k_dev, q, 0.5f, o); });
   Tensor qkv_dev = on_cuda({1, 3, 3 * 2 * 4});
   expect_refused("attention_qkv qkv", [&] { ops::attention_qkv(ctx, qkv_dev, 2, 0.5f, o); });
+  Tensor qkv = test::random_tensor({1, 3, 3 * 2 * 4}, 5), o_dev = on_cuda({1, 2, 2, 4});
+  expect_refused("attention_qkv_rows qkv", [&] { ops::attention_qkv_rows(ctx, qkv_dev, 2, 0.5f, 1, o); });
+  expect_refused("attention_qkv_rows out", [&] { ops::attention_qkv_rows(ctx, qkv, 2, 0.5f, 1, o_dev); });
 }
 
 TEST(OpsResidencyTest, ConvAndResizeRefuseOffDeviceTensors) {
