@@ -1,6 +1,8 @@
 #include "models/dpt_head.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "formats/tensor_names.h"
 #include "models/dpt_common.h"
@@ -14,6 +16,14 @@ namespace {
 constexpr float kHeadNormEps = 1e-5f;
 constexpr int64_t kHeadHidden = 32;  // head_features_2 upstream
 constexpr int64_t kBandBytes = int64_t{4} << 20;  // upsampled rows per band of the output stage
+
+// Whether stages 0 and 1 run their transposed conv and layer_rn folded (layers::ResizeConvFold): DACPP_RESIZE_FOLD=1
+// or 0 says so; by default on the CPU (DA2-L: 22 GFLOP fewer) and not on a GPU, where it is not measured yet.
+bool resize_fold_on(const ModelFile& mf) {
+  const char* e = std::getenv("DACPP_RESIZE_FOLD");
+  if (e != nullptr && (std::string(e) == "0" || std::string(e) == "1")) return std::string(e) == "1";
+  return mf.placement() == nullptr;
+}
 
 }  // namespace
 
@@ -30,6 +40,10 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
   resize0_.emplace(mf, names::head(p, "resize.0"), oc[0], oc[0], /*kernel=*/4);
   resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
   resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
+  if (resize_fold_on(mf)) {
+    fold_[0].emplace(mf, names::head(p, "resize.0"), names::head(p, "scratch.layer1_rn"), oc[0], oc[0], f, 4);
+    fold_[1].emplace(mf, names::head(p, "resize.1"), names::head(p, "scratch.layer2_rn"), oc[1], oc[1], f, 2);
+  }
   for (int level = 1; level <= 4; ++level)
     refine_.emplace_back(mf, names::head_rn(p, level, false, "rc1"), names::head_rn(p, level, false, "rc2"),
                          names::head_rn(p, level, false, "out"), f, /*lateral_unit=*/level != 4);
@@ -57,6 +71,10 @@ Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int
   Tensor t = tokens;
   if (norm_) t = norm_->forward(ex, tokens);
   const layers::Conv2d& project = projects_[static_cast<size_t>(s)];
+  if (s < 2 && fold_[s]) {
+    fold_[s]->forward_into(ex, project.forward_token_rows(ex, t), gh, gw, rn);
+    return rn;
+  }
   const layers::ConvTranspose2d* resize = s == 0 ? &*resize0_ : s == 1 ? &*resize1_ : nullptr;
   Tensor x;
   if (resize != nullptr && resize->prefers_tokens(ex.ctx)) {

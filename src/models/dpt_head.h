@@ -20,6 +20,7 @@
 #include "layers/conv2d.h"
 #include "layers/feature_fusion_block.h"
 #include "layers/layer_norm.h"
+#include "layers/resize_fold.h"
 #include "models/model_config.h"
 #include "models/run_state.h"
 
@@ -60,6 +61,8 @@ class DptHead {
   std::optional<layers::LayerNorm> norm_;
   std::vector<layers::Conv2d> projects_;
   std::optional<layers::ConvTranspose2d> resize0_, resize1_;
+  // Stages 0 and 1's transposed conv and layer_rn folded into one operator where that is on (resize_fold_on).
+  std::optional<layers::ResizeConvFold> fold_[2];
   std::optional<layers::Conv2d> resize3_;
   std::vector<layers::Conv2d> layer_rn_;
   std::vector<layers::FeatureFusionBlock> refine_;  // refinenet1..4 at [0..3]

@@ -212,4 +212,30 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
 
+void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
+                      Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "im2col3x3_tokens";
+  const DType dt = check_act(ctx, op, "tokens", tokens);
+  check_dtype(ctx, op, "y", y, dt);
+  check_rank(op, "tokens", tokens, 3);
+  check_rank(op, "y", y, 2);
+  DACPP_CHECK(h >= 1 && w >= 1 && tokens.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label("tokens", tokens),
+              " has shape ", shape_str(tokens.shape()), ", expected [N, ", h, "·", w, ", C]");
+  DACPP_CHECK(ky0 >= 0 && kyn >= 1 && ky0 + kyn <= 3, ErrorCode::InvalidArgument, op, ": kernel rows [", ky0, ", ",
+              ky0 + kyn, ") are not within [0, 3)");
+  const int64_t c = tokens.dim(2), taps = 3 * int64_t{kyn};
+  DACPP_CHECK(y.dim(0) == tokens.dim(0) * h * w && y.dim(1) % taps == 0 && y.dim(1) / taps >= c + (ones ? 1 : 0),
+              ErrorCode::InvalidArgument, op, ": ", label("y", y), " has shape ", shape_str(y.shape()), ", expected [",
+              tokens.dim(0) * h * w, ", ", taps, "·Cp] with Cp >= ", c + (ones ? 1 : 0));
+  check_no_alias(op, "y", y, "tokens", tokens);
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::im2col3x3_tokens(ctx.cpu(), tokens, h, w, ky0, kyn, ones, y);
+    case DeviceKind::Cuda:
+      return cuda::im2col3x3_tokens(ctx.cuda(), tokens, h, w, ky0, kyn, ones, y);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
 }  // namespace dacpp::ops

@@ -25,6 +25,11 @@
 //   y = conv2d(relu(conv2d(relu(x), w1, b1)), w2, b2); h holds the first conv's output where the backend stores it
 //   (the CPU always; CUDA not where the Hopper TMA conv chains the two through its padded copy, cuda_ops_nn.h).
 //   y may not alias x or h, nor h x.
+// im2col3x3_tokens (the input of a GEMM that runs a 3×3, pad-1 conv, or some of its kernel rows, on a token grid):
+//   tokens: [N, H·W, C] channels-last, H and W given      y: [N·H·W, kyn·3·Cp], kernel rows [ky0, ky0 + kyn)
+//   y[(n·H + i)·W + j, ((ky − ky0)·3 + kx)·Cp + c] = tokens[n, (i + ky − 1)·W + j + kx − 1, c] for c < C where that
+//   pixel lies inside the H × W grid, else 0. With `ones`, channel C is 1 where the pixel lies inside the grid and 0
+//   outside (a bias carried as an input channel stays exact at the border); channels past that are 0.
 // Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
 #pragma once
 
@@ -51,6 +56,8 @@ bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, cons
 
 void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
                         const Tensor& b2, Tensor& h, Tensor& y);
+
+void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones, Tensor& y);
 
 struct Pointwise {
   Tensor w, bias;

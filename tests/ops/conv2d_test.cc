@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <string>
 
 #include "ops/op_test_util.h"
 #include "reference/reference.h"
@@ -204,6 +206,63 @@ TEST(Conv2dErrorTest, OutputShapeNamed) {
     EXPECT_NE(e.message().find("deconv_out"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("[1,2,12,12]"), std::string::npos) << e.message();
   }
+}
+
+// im2col3x3_tokens against the definition: for each pixel and each tap of the chosen kernel rows, the token there
+// (zero outside the grid), the ones channel and the zero padding of the channels.
+TEST(Im2col3x3TokensTest, MatchesTheDefinition) {
+  struct Case {
+    int64_t n, h, w, c, cp;
+    int ky0, kyn;
+    bool ones;
+  };
+  for (const Case& k :
+       {Case{1, 4, 5, 3, 8, 0, 3, true}, Case{2, 3, 3, 2, 2, 0, 2, false}, Case{1, 5, 2, 4, 5, 1, 1, true},
+        Case{2, 1, 6, 3, 4, 1, 2, true}, Case{1, 1, 1, 1, 3, 0, 3, true}}) {
+    SCOPED_TRACE(str_cat(k.n, "x", k.h, "x", k.w, "x", k.c, " cp ", k.cp, " rows [", k.ky0, ", ", k.ky0 + k.kyn, ")",
+                         k.ones ? " ones" : ""));
+    ops::Context ctx;
+    Tensor tokens = test::random_tensor({k.n, k.h * k.w, k.c}, 3, 1.f, "tokens");
+    Tensor y = test::output_tensor({k.n * k.h * k.w, 3 * k.kyn * k.cp});
+    ops::im2col3x3_tokens(ctx, tokens, k.h, k.w, k.ky0, k.kyn, k.ones, y);
+    const float* t = tokens.data<float>();
+    const float* got = y.data<float>();
+    for (int64_t n = 0; n < k.n; ++n)
+      for (int64_t i = 0; i < k.h; ++i)
+        for (int64_t j = 0; j < k.w; ++j)
+          for (int ky = k.ky0; ky < k.ky0 + k.kyn; ++ky)
+            for (int kx = 0; kx < 3; ++kx)
+              for (int64_t c = 0; c < k.cp; ++c) {
+                const int64_t si = i + ky - 1, sj = j + kx - 1;
+                const bool inside = si >= 0 && si < k.h && sj >= 0 && sj < k.w;
+                const float want = !inside              ? 0.f
+                                   : c < k.c            ? t[(n * k.h * k.w + si * k.w + sj) * k.c + c]
+                                   : c == k.c && k.ones ? 1.f
+                                                        : 0.f;
+                const int64_t col = ((ky - k.ky0) * 3 + kx) * k.cp + c;
+                ASSERT_EQ(got[((n * k.h + i) * k.w + j) * 3 * k.kyn * k.cp + col], want)
+                    << "pixel " << n << "," << i << "," << j << " tap " << ky << kx << " channel " << c;
+              }
+  }
+}
+
+TEST(Im2col3x3TokensTest, BadArgumentsAreNamed) {
+  ops::Context ctx;
+  Tensor tokens = test::random_tensor({1, 6, 2}, 1, 1.f, "blk.tokens");
+  Tensor y = test::output_tensor({6, 3 * 3 * 3}, "cols");
+  const auto refused = [&](const std::function<void()>& call, const char* part) {
+    try {
+      call();
+      ADD_FAILURE() << "no error (" << part << ")";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+    }
+  };
+  refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 2, 0, 3, true, y); }, "blk.tokens");   // 6 != 2·2
+  refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 3, 1, 3, true, y); }, "kernel rows");  // rows past 3
+  Tensor narrow = test::output_tensor({6, 3 * 3 * 2}, "cols");
+  refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 3, 0, 3, true, narrow); }, "cols");  // no room for the ones
 }
 
 }  // namespace

@@ -71,6 +71,9 @@ TEST(OpsResidencyTest, ConvAndResizeRefuseOffDeviceTensors) {
   Tensor wt = test::random_tensor({2, 3, 2, 2}, 6);
   expect_refused("conv_transpose2d_tokens w",
                  [&] { ops::conv_transpose2d_tokens(ctx, tokens, 5, 5, wt_dev, Tensor(), yt, 2); });
+  Tensor cols = test::output_tensor({25, 3 * 8}), cols_dev = on_cuda({25, 3 * 8});
+  expect_refused("im2col3x3_tokens tokens", [&] { ops::im2col3x3_tokens(ctx, tokens_dev, 5, 5, 1, 1, true, cols); });
+  expect_refused("im2col3x3_tokens y", [&] { ops::im2col3x3_tokens(ctx, tokens, 5, 5, 1, 1, true, cols_dev); });
   expect_refused("conv_transpose2d_tokens x",
                  [&] { ops::conv_transpose2d_tokens(ctx, tokens_dev, 5, 5, wt, Tensor(), yt, 2); });
   Tensor yr = test::output_tensor({1, 2, 9, 9});

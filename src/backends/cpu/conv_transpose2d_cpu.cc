@@ -1,6 +1,7 @@
 // conv_transpose2d on oneDNN deconvolution_forward. The torch weight [C_in, C_out, K, K] is described to oneDNN as
 // its logical [O, I, K, K] with strides {K·K, O·K·K, K, 1}, so no host-side transpose is made; oneDNN reorders it
 // into its own layout inside the planned reorder.
+#include <algorithm>
 #include <string>
 
 #include "backends/cpu/conv_plan.h"
@@ -58,6 +59,30 @@ void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Ten
 void conv_transpose2d_tokens(CpuContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt, const Tensor& bias,
                              Tensor& y, int stride) {
   run(c, x, dims{x.dim(0), x.dim(2), h, w}, /*nhwc=*/true, wt, bias, y, stride, "conv_transpose2d_tokens");
+}
+
+void im2col3x3_tokens(CpuContext& c, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
+                      Tensor& y) {
+  const int64_t ch = tokens.dim(2), hw = h * w, taps = 3 * int64_t{kyn}, cp = y.dim(1) / taps;
+  const auto* x = static_cast<const float*>(tokens.raw());
+  auto* out = static_cast<float*>(y.raw());
+  c.pool().parallel_for(y.dim(0), std::max<int64_t>(1, 4096 / (taps * cp)), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t img = p / hw, i0 = p % hw / w, j0 = p % w;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t i = i0 + ky0 + t / 3 - 1, j = j0 + t % 3 - 1;
+        const bool inside = i >= 0 && i < h && j >= 0 && j < w;
+        float* dst = out + (p * taps + t) * cp;
+        if (inside) {
+          std::copy_n(x + (img * hw + i * w + j) * ch, ch, dst);
+        } else {
+          std::fill_n(dst, ch, 0.f);
+        }
+        std::fill(dst + ch, dst + cp, 0.f);
+        if (ones && inside) dst[ch] = 1.f;
+      }
+    }
+  });
 }
 
 }  // namespace dacpp::cpu

@@ -34,6 +34,9 @@ void conv2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
             Epilogue act);
 void conv_transpose2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
 // x: channels-last tokens [N, h·w, C] (oneDNN reads them as an nhwc source).
+// ops::im2col3x3_tokens.
+void im2col3x3_tokens(CpuContext& c, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
+                      Tensor& y);
 void conv_transpose2d_tokens(CpuContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt, const Tensor& bias,
                              Tensor& y, int stride);
 

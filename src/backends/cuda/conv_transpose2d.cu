@@ -309,6 +309,49 @@ void conv_transpose2d_tokens(CudaContext& c, const Tensor& x, int64_t h, int64_t
                  [&](auto tag) { launch<decltype(tag)>(c, planes, wt, bp, y, a); });
 }
 
+namespace {
+
+// ops::im2col3x3_tokens: one thread per element of y [N·H·W, kyn·3·Cp].
+template <typename T>
+__global__ void __launch_bounds__(256)
+    im2col3x3_tokens_kernel(const T* __restrict__ x, T* __restrict__ y, int h, int w, int c, int cp, int ky0, int kyn,
+                            int ones, int64_t total) {
+  pdl_enter();
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
+  const int64_t row = int64_t{kyn} * 3 * cp, hw = int64_t{h} * w;
+  const int64_t p = idx / row;
+  const int r = static_cast<int>(idx - p * row), tap = r / cp, ch = r - tap * cp;
+  const int64_t n = p / hw;
+  const int pix = static_cast<int>(p - n * hw);
+  const int i = pix / w + ky0 + tap / 3 - 1, j = pix % w + tap % 3 - 1;
+  const bool inside = i >= 0 && i < h && j >= 0 && j < w;
+  T v = mma::from_float<T>(0.f);
+  if (inside && ch < c) v = x[(n * hw + int64_t{i} * w + j) * c + ch];
+  if (inside && ones && ch == c) v = mma::from_float<T>(1.f);
+  y[idx] = v;
+}
+
+}  // namespace
+
+void im2col3x3_tokens(CudaContext& c, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
+                      Tensor& y) {
+  const int64_t total = y.numel();
+  if (total == 0) return;
+  DACPP_CHECK(h * w <= INT_MAX && tokens.dim(2) <= INT_MAX && y.dim(1) <= INT_MAX && (total + 255) / 256 <= INT_MAX,
+              ErrorCode::Unsupported, "im2col3x3_tokens (cuda): shape ", shape_str(y.shape()),
+              " exceeds the kernel's limits");
+  c.make_current();
+  const int cp = static_cast<int>(y.dim(1) / (3 * int64_t{kyn}));
+  const unsigned grid = static_cast<unsigned>((total + 255) / 256);
+  dispatch_float(tokens.dtype(), "im2col3x3_tokens", [&](auto tag) {
+    using T = decltype(tag);
+    launch_kernel(c, "im2col3x3_tokens", im2col3x3_tokens_kernel<T>, grid, 256, 0, static_cast<const T*>(tokens.raw()),
+                  static_cast<T*>(y.raw()), static_cast<int>(h), static_cast<int>(w), static_cast<int>(tokens.dim(2)),
+                  cp, ky0, kyn, ones ? 1 : 0, total);
+  });
+}
+
 // Every width with_vector_width can pick for T: the scatter at that width.
 template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
 void add_scatter_variants(std::vector<KernelInfo>& out, const char* type) {
@@ -334,6 +377,9 @@ std::vector<KernelInfo> conv_transpose2d_kernels() {
            {"conv_transpose2d_tokens_scatter<f16,2>",
             reinterpret_cast<const void*>(&tokens_scatter_kernel<__half, 2>)}})
     out.push_back({name, k});
+  out.push_back({"im2col3x3_tokens<f32>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<float>)});
+  out.push_back({"im2col3x3_tokens<bf16>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<__nv_bfloat16>)});
+  out.push_back({"im2col3x3_tokens<f16>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<__half>)});
   add_scatter_variants<float>(out, "f32");
   add_scatter_variants<__nv_bfloat16>(out, "bf16");
   add_scatter_variants<__half>(out, "f16");

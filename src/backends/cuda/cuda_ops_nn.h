@@ -66,6 +66,9 @@ void conv2d_upsampled_tma(CudaContext& c, const Tensor& x, const Tensor& w, cons
 // x: [N, C, H, W], w: [C, O, K, K] (torch layout), bias: [O] f32 or undefined, y: [N, O, (H-1)s+K, (W-1)s+K].
 void conv_transpose2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, int stride);
 // x: channels-last tokens [N, h·w, C]; kernel == stride as one GEMM on the tokens + the scatter.
+// ops::im2col3x3_tokens (one thread per output element).
+void im2col3x3_tokens(CudaContext& c, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
+                      Tensor& y);
 void conv_transpose2d_tokens(CudaContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt,
                              const Tensor& bias, Tensor& y, int stride);
 // x: [B, H, N, D] rotated in place (DA3 RoPE 2D, see ops/rope.h); positions: [N, 2] i32 (row, column) on the
