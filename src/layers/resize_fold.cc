@@ -18,17 +18,16 @@ int token_offset(int v, int s) {
 
 }  // namespace
 
-ResizeConvFold::ResizeConvFold(const ModelFile& mf, const std::string& resize_prefix, const std::string& conv_prefix,
-                               int64_t cin, int64_t cmid, int64_t f, int s)
+ResizeConvFold::ResizeConvFold(const ModelFile& mf, ops::Context& cpu, const std::string& resize_prefix,
+                               const std::string& conv_prefix, int64_t cin, int64_t cmid, int64_t f, int s)
     : cin_(cin), cp_((cin + 1 + 7) / 8 * 8), f_(f), s_(s) {
-  DACPP_CHECK(cin > 0 && cmid > 0 && f > 0 && s >= 2, ErrorCode::Internal, "resize fold '", conv_prefix, "': channels ",
-              cin, " / ", cmid, " / ", f, ", scale ", s);
+  DACPP_CHECK(cin > 0 && cmid > 0 && f > 0 && s >= 2 && cpu.device().is_cpu(), ErrorCode::Internal, "resize fold '",
+              conv_prefix, "': channels ", cin, " / ", cmid, " / ", f, ", scale ", s);
   const Tensor wt = mf.host_f32(weight_name(resize_prefix), {cin, cmid, s, s});
   const Tensor bt = mf.host_f32(bias_name(resize_prefix), {cmid});
   const Tensor w3 = mf.host_f32(weight_name(conv_prefix), {f, cmid, 3, 3});
   // r[(f, dy, dx), (c, a', b')] = Σ_m w3[f, m, dy, dx] · wt[c, m, a', b'], row c = cin the transposed conv's bias:
   // one matmul over the middle channels (2.4 G multiply-adds for DA2-L's stage 0).
-  ops::Context cpu;
   Tensor w3r = Tensor::empty({f, 3, 3, cmid}, DType::F32, "resize fold conv");
   ops::permute(cpu, w3, {0, 2, 3, 1}, w3r);
   Tensor wtr = Tensor::empty({cin + 1, s, s, cmid}, DType::F32, "resize fold transposed conv");

@@ -25,9 +25,10 @@ namespace dacpp::layers {
 class ResizeConvFold {
  public:
   // resize_prefix: the transposed conv ("<p>.weight" [cin, cmid, s, s], "<p>.bias" [cmid]); conv_prefix: the 3×3
-  // conv ("<p>.weight" [f, cmid, 3, 3]). s >= 2. Throws InvalidModel (shapes, values) as the plain layers would.
-  ResizeConvFold(const ModelFile& mf, const std::string& resize_prefix, const std::string& conv_prefix, int64_t cin,
-                 int64_t cmid, int64_t f, int s);
+  // conv ("<p>.weight" [f, cmid, 3, 3]). s >= 2. `cpu`: a CPU context for the fold's matmul (one per model load
+  // serves every fold). Throws InvalidModel (shapes, values) as the plain layers would.
+  ResizeConvFold(const ModelFile& mf, ops::Context& cpu, const std::string& resize_prefix,
+                 const std::string& conv_prefix, int64_t cin, int64_t cmid, int64_t f, int s);
 
   // tokens: channels-last [N, gh·gw, cin] → y [N, f, s·gh, s·gw] (preallocated; must not alias tokens): the same
   // as the 3×3 conv of the transposed conv of the tokens as a map, up to rounding.

@@ -41,8 +41,9 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
   resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
   resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
   if (resize_fold_on(mf)) {
-    fold_[0].emplace(mf, names::head(p, "resize.0"), names::head(p, "scratch.layer1_rn"), oc[0], oc[0], f, 4);
-    fold_[1].emplace(mf, names::head(p, "resize.1"), names::head(p, "scratch.layer2_rn"), oc[1], oc[1], f, 2);
+    ops::Context cpu;
+    fold_[0].emplace(mf, cpu, names::head(p, "resize.0"), names::head(p, "scratch.layer1_rn"), oc[0], oc[0], f, 4);
+    fold_[1].emplace(mf, cpu, names::head(p, "resize.1"), names::head(p, "scratch.layer2_rn"), oc[1], oc[1], f, 2);
   }
   for (int level = 1; level <= 4; ++level)
     refine_.emplace_back(mf, names::head_rn(p, level, false, "rc1"), names::head_rn(p, level, false, "rc2"),

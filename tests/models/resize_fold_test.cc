@@ -41,10 +41,10 @@ TEST_P(ResizeFold, MatchesTheTransposedConvThenTheConv) {
     sm.reshape_tensor(conv + ".weight", {f, cmid, 3, 3});
   }
   const std::shared_ptr<const ModelFile> mf = sm.build();
-  const layers::ResizeConvFold fold(*mf, resize, conv, cin, cmid, f, k.s);
+  ops::Context ctx;
+  const layers::ResizeConvFold fold(*mf, ctx, resize, conv, cin, cmid, f, k.s);
   EXPECT_EQ(fold.scale(), k.s);
 
-  ops::Context ctx;
   HostArena arena;
   layers::Exec ex{ctx, arena};
   Tensor tokens = test::random_tensor({k.n, k.gh * k.gw, cin}, 9, 1.f, "tokens");
@@ -71,9 +71,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ResizeFold,
 TEST(ResizeFoldErrors, BadShapesAreNamed) {
   testing::SyntheticModel sm;
   const std::shared_ptr<const ModelFile> mf = sm.build();
-  const layers::ResizeConvFold fold(*mf, "head.resize.0", "head.scratch.layer1_rn", 4, 4,
-                                    testing::SyntheticModel::kFeatures, 4);
   ops::Context ctx;
+  const layers::ResizeConvFold fold(*mf, ctx, "head.resize.0", "head.scratch.layer1_rn", 4, 4,
+                                    testing::SyntheticModel::kFeatures, 4);
   HostArena arena;
   layers::Exec ex{ctx, arena};
   Tensor tokens = test::random_tensor({1, 6, 4}, 1, 1.f, "stage.tokens");
