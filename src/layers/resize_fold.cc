@@ -77,17 +77,19 @@ void ResizeConvFold::forward_into(Exec& ex, const Tensor& tokens, int64_t gh, in
               y.name(), "' has shape ", shape_str(y.shape()), ", expected [", n, ", ", f_, ", ", s_ * gh, ", ", s_ * gw,
               "]");
   ArenaScope scope(ex.arena);
-  Tensor d = ex.alloc({s_, m, s_ * f_}, "resize_fold.phases");  // [a][(n, i, j)][(b, f)]
+  // Each phase's GEMM computes W_a · colsᵀ, pixels innermost, so that the permute into the map (b innermost there,
+  // then j) reads runs of consecutive pixels instead of one element per F.
+  Tensor d = ex.alloc({s_, s_ * f_, m}, "resize_fold.phases");  // [a][(b, f)][(n, i, j)]
   for (int a = 0; a < s_; ++a) {
     ArenaScope inner(ex.arena);
     const Phase& ph = phases_[static_cast<size_t>(a)];
     Tensor cols = ex.alloc({m, int64_t{ph.kyn} * 3 * cp_}, "resize_fold.im2col");
     ops::im2col3x3_tokens(ex.ctx, tokens, gh, gw, ph.ky0, ph.kyn, /*ones=*/true, cols);
-    Tensor da = d.slice0(a, a + 1).reshape({m, s_ * f_});
-    ops::linear(ex.ctx, cols, ph.w, Tensor(), da);
+    Tensor da = d.slice0(a, a + 1).reshape({s_ * f_, m});
+    ops::linear(ex.ctx, ph.w, cols, Tensor(), da);
   }
   Tensor y6 = y.reshape({n, f_, gh, s_, gw, s_});
-  ops::permute(ex.ctx, d.reshape({s_, n, gh, gw, s_, f_}), {1, 5, 2, 0, 3, 4}, y6);
+  ops::permute(ex.ctx, d.reshape({s_, s_, f_, n, gh, gw}), {3, 2, 4, 0, 5, 1}, y6);
 }
 
 }  // namespace dacpp::layers
