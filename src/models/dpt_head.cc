@@ -32,19 +32,23 @@ DptHead::DptHead(const ModelFile& mf, const DptHeadSpec& spec, const std::string
   const int64_t f = h.features, c = spec.in_dim;
   const auto& oc = h.out_channels;
   if (h.has_norm) norm_.emplace(mf, names::head(p, "norm"), c, kHeadNormEps);
+  // Folded stages read their two convs' weights into the fold alone: the plain layers are not made (nor placed).
+  const bool fold = resize_fold_on(mf);
   for (int s = 0; s < 4; ++s) {
     projects_.emplace_back(mf, names::head(p, "proj." + std::to_string(s)), detail::dpt_conv(c, oc[s], 1, 1));
-    layer_rn_.emplace_back(mf, names::head(p, "scratch.layer" + std::to_string(s + 1) + "_rn"),
+    if (!fold || s >= 2)
+      layer_rn_[s].emplace(mf, names::head(p, "scratch.layer" + std::to_string(s + 1) + "_rn"),
                            detail::dpt_conv(oc[s], f, 3, 1, layers::Bias::None));
   }
-  resize0_.emplace(mf, names::head(p, "resize.0"), oc[0], oc[0], /*kernel=*/4);
-  resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
-  resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
-  if (resize_fold_on(mf)) {
+  if (fold) {
     ops::Context cpu;
     fold_[0].emplace(mf, cpu, names::head(p, "resize.0"), names::head(p, "scratch.layer1_rn"), oc[0], oc[0], f, 4);
     fold_[1].emplace(mf, cpu, names::head(p, "resize.1"), names::head(p, "scratch.layer2_rn"), oc[1], oc[1], f, 2);
+  } else {
+    resize0_.emplace(mf, names::head(p, "resize.0"), oc[0], oc[0], /*kernel=*/4);
+    resize1_.emplace(mf, names::head(p, "resize.1"), oc[1], oc[1], /*kernel=*/2);
   }
+  resize3_.emplace(mf, names::head(p, "resize.3"), detail::dpt_conv(oc[3], oc[3], 3, 2));
   for (int level = 1; level <= 4; ++level)
     refine_.emplace_back(mf, names::head_rn(p, level, false, "rc1"), names::head_rn(p, level, false, "rc2"),
                          names::head_rn(p, level, false, "out"), f, /*lateral_unit=*/level != 4);
@@ -85,7 +89,7 @@ Tensor DptHead::stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int
     if (resize != nullptr) x = resize->forward(ex, x);
     if (s == 3) x = resize3_->forward(ex, x);
   }
-  layer_rn_[static_cast<size_t>(s)].forward_into(ex, x, rn);
+  layer_rn_[s]->forward_into(ex, x, rn);
   return rn;
 }
 

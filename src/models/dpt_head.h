@@ -60,11 +60,11 @@ class DptHead {
   DptHeadSpec spec_;
   std::optional<layers::LayerNorm> norm_;
   std::vector<layers::Conv2d> projects_;
-  std::optional<layers::ConvTranspose2d> resize0_, resize1_;
+  std::optional<layers::ConvTranspose2d> resize0_, resize1_;  // where stages 0-1 are not folded
   // Stages 0 and 1's transposed conv and layer_rn folded into one operator where that is on (resize_fold_on).
   std::optional<layers::ResizeConvFold> fold_[2];
   std::optional<layers::Conv2d> resize3_;
-  std::vector<layers::Conv2d> layer_rn_;
+  std::optional<layers::Conv2d> layer_rn_[4];       // [0], [1] only where stages 0-1 are not folded
   std::vector<layers::FeatureFusionBlock> refine_;  // refinenet1..4 at [0..3]
   std::optional<layers::Conv2d> out1_, out2a_, out2b_, sky2a_, sky2b_;
   Tensor max_depth_;  // [1], for SigmoidMax
