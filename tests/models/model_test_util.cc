@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -182,6 +183,11 @@ void SyntheticModel::set_i32_array(const std::string& suffix, const std::vector<
 void SyntheticModel::remove_key(const std::string& suffix) { meta_.erase(names::key(suffix)); }
 void SyntheticModel::remove_tensor(const std::string& name) { tensors_.erase(name); }
 void SyntheticModel::reshape_tensor(const std::string& name, const Shape& shape) { add(name, shape, 0.1f); }
+
+void SyntheticModel::fill_tensor(const std::string& name, float value) {
+  auto& values = tensors_.at(name).second;
+  std::fill(values.begin(), values.end(), value);
+}
 
 std::shared_ptr<const ModelFile> SyntheticModel::build(const std::string& path) const {
   auto storage = std::make_shared<std::vector<std::vector<float>>>();

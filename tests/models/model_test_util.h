@@ -37,6 +37,7 @@ class SyntheticModel {
   // Tensor edits.
   void remove_tensor(const std::string& name);
   void reshape_tensor(const std::string& name, const Shape& shape);  // new random values
+  void fill_tensor(const std::string& name, float value);            // every value `value`, same shape
   bool has_tensor(const std::string& name) const { return tensors_.count(name) != 0; }
 
   std::shared_ptr<const ModelFile> build(const std::string& path = "synthetic.gguf") const;

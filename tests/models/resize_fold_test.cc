@@ -3,11 +3,16 @@
 // ModelParity (the CPU folds by default).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
 
 #include "core/arena.h"
+#include "engine/model.h"
 #include "formats/model_file.h"
 #include "layers/exec.h"
 #include "layers/resize_fold.h"
@@ -86,6 +91,87 @@ TEST(ResizeFoldErrors, BadShapesAreNamed) {
       EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
       EXPECT_NE(e.message().find(what), std::string::npos) << e.message();
     }
+  }
+}
+
+// Weights each finite in the file whose folded products overflow f32 are refused at load (InvalidModel naming both
+// convs), through the model's load as well as the layer's.
+TEST(ResizeFoldErrors, OverflowingFoldIsRefusedAtLoad) {
+  testing::SyntheticModel sm;
+  sm.fill_tensor("head.resize.0.weight", 1e30f);
+  sm.fill_tensor("head.scratch.layer1_rn.weight", 1e30f);
+  const std::shared_ptr<const ModelFile> mf = sm.build();
+  const auto expect_refused = [](const std::function<void()>& load) {
+    try {
+      load();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+      for (const char* part : {"head.resize.0", "head.scratch.layer1_rn", "overflow"})
+        EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+    }
+  };
+  ops::Context ctx;
+  expect_refused([&] {
+    layers::ResizeConvFold(*mf, ctx, "head.resize.0", "head.scratch.layer1_rn", 4, 4,
+                           testing::SyntheticModel::kFeatures, 4);
+  });
+  expect_refused([&] { Model::from_file(mf); });
+}
+
+// Not a check but the timing docs/PERFORMANCE.md ("Version 1.22") quotes, on DA2-S's and DA2-L's stage shapes at
+// 37² (random weights): the fold against the two convs, best of 5 after two warm-ups, twice each, and the fold's
+// load. Run: dacpp_tests --gtest_also_run_disabled_tests --gtest_filter='ResizeFoldBench.*'
+TEST(ResizeFoldBench, DISABLED_CpuTimesAgainstTheTwoConvs) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  struct Shape4 {
+    int s;
+    int64_t cin, f;
+  };
+  constexpr int64_t kGrid = 37;
+  for (const Shape4& k : {Shape4{4, 48, 64}, Shape4{2, 96, 64}, Shape4{4, 256, 256}, Shape4{2, 512, 256}}) {
+    const std::string resize = k.s == 4 ? "head.resize.0" : "head.resize.1";
+    const std::string conv = k.s == 4 ? "head.scratch.layer1_rn" : "head.scratch.layer2_rn";
+    testing::SyntheticModel sm;
+    sm.reshape_tensor(resize + ".weight", {k.cin, k.cin, k.s, k.s});
+    sm.reshape_tensor(resize + ".bias", {k.cin});
+    sm.reshape_tensor(conv + ".weight", {k.f, k.cin, 3, 3});
+    const std::shared_ptr<const ModelFile> mf = sm.build();
+    ops::Context ctx;
+    HostArena arena;
+    layers::Exec ex{ctx, arena};
+    const Clock::time_point t_load = Clock::now();
+    const layers::ResizeConvFold fold(*mf, ctx, resize, conv, k.cin, k.cin, k.f, k.s);
+    const double load_ms = ms_since(t_load);
+    Tensor tokens = test::random_tensor({1, kGrid * kGrid, k.cin}, 9, 1.f, "tokens");
+    Tensor up = test::output_tensor({1, k.cin, k.s * kGrid, k.s * kGrid});
+    Tensor want = test::output_tensor({1, k.f, k.s * kGrid, k.s * kGrid});
+    Tensor got = test::output_tensor({1, k.f, k.s * kGrid, k.s * kGrid}, "got");
+    const Tensor wt = mf->tensor_f32(resize + ".weight"), bt = mf->tensor_f32(resize + ".bias");
+    const Tensor w3 = mf->tensor_f32(conv + ".weight");
+    const auto two_convs = [&] {
+      ops::conv_transpose2d_tokens(ctx, tokens, kGrid, kGrid, wt, bt, up, k.s);
+      ops::conv2d(ctx, up, w3, Tensor(), want, {1, 1, 1, 1});
+    };
+    const auto folded = [&] { fold.forward_into(ex, tokens, kGrid, kGrid, got); };
+    const auto best_ms = [&](const std::function<void()>& run) {
+      run();
+      run();
+      double best = 1e30;
+      for (int r = 0; r < 5; ++r) {
+        const Clock::time_point t0 = Clock::now();
+        run();
+        best = std::min(best, ms_since(t0));
+      }
+      return best;
+    };
+    const double a1 = best_ms(two_convs), b1 = best_ms(folded), a2 = best_ms(two_convs), b2 = best_ms(folded);
+    test::expect_close(got, want, 1e-4);
+    std::printf("S %d, %ld -> %ld -> %ld: two convs %.2f / %.2f ms, folded %.2f / %.2f ms, fold at load %.1f ms\n", k.s,
+                static_cast<long>(k.cin), static_cast<long>(k.cin), static_cast<long>(k.f), a1, a2, b1, b2, load_ms);
   }
 }
 
