@@ -77,7 +77,9 @@ const char* dacpp_last_error(void);
 typedef struct dacpp_model_params {
   const char* device;    /* "cpu" (default; NULL or "" mean the same), "cuda", "cuda:N" or "auto"; a build without
                           * CUDA answers UNSUPPORTED for "cuda", a missing GPU BACKEND */
-  const char* precision; /* GPU weights and activations: "bf16" (default; NULL or "" mean the same), "f16", "f32" */
+  const char* precision; /* NULL or "" (default): bf16 on a GPU, f32 on the CPU. On a GPU "bf16", "f16" or "f32"
+                          * (weights and activations); on the CPU "f32" or "bf16" (linear and conv weights in bf16,
+                          * f32 accumulation; UNSUPPORTED where the CPU has no AVX-512), "f16" UNSUPPORTED there */
 } dacpp_model_params;
 
 dacpp_model_params dacpp_model_default_params(void);

@@ -9,11 +9,12 @@
 namespace dacpp::capi {
 namespace {
 
-// NULL or "" mean "cpu"; otherwise engine/device_select.h's names.
+// Device: NULL or "" mean "cpu"; precision: NULL or "" mean the device's default (bf16 on a GPU, f32 on the CPU);
+// otherwise engine/device_select.h's names.
 LoadOptions load_options(const dacpp_model_params& p) {
   LoadOptions lo;
   lo.device = p.device == nullptr || p.device[0] == '\0' ? Device::cpu() : parse_device(p.device);
-  lo.precision = p.precision == nullptr || p.precision[0] == '\0' ? DType::BF16 : parse_precision(p.precision);
+  if (p.precision != nullptr && p.precision[0] != '\0') lo.precision = parse_precision(p.precision);
   return lo;
 }
 
@@ -29,7 +30,7 @@ extern "C" {
 dacpp_model_params dacpp_model_default_params(void) {
   dacpp_model_params p;
   p.device = "cpu";
-  p.precision = "bf16";
+  p.precision = nullptr;
   return p;
 }
 

@@ -21,16 +21,24 @@ std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> f
               names::kGeneralArchitecture, "' = '", family, "': not a Depth Anything model (expected '",
               names::kArchitecture, "')");
   const models::ModelConfig cfg = models::ModelConfig::from_file(*file);
+  const bool gpu = options.device.kind != DeviceKind::Cpu;
+  const DType precision = options.precision.value_or(gpu ? DType::BF16 : DType::F32);
   std::shared_ptr<DevicePlacement> placement;
-  if (options.device.kind != DeviceKind::Cpu) {
-    placement = std::make_shared<DevicePlacement>(options.device, options.precision);
+  if (gpu) {
+    placement = std::make_shared<DevicePlacement>(options.device, precision);
     file = file->placed(placement);
+  } else if (precision == DType::BF16) {
+    file = file->placed(std::make_shared<HostBf16Placement>());
+  } else {
+    DACPP_CHECK(precision == DType::F32, ErrorCode::Unsupported, "precision ", dtype_name(precision),
+                " on the CPU: the CPU runs f32 (the default) or bf16");
   }
   std::unique_ptr<models::DepthModel> net = models::create_model(*file, cfg);
   std::shared_ptr<Model> m(new Model(std::move(file), std::move(net)));
+  m->precision_ = precision;
   if (placement) {
     m->device_ = options.device;
-    m->act_dtype_ = options.precision;
+    m->act_dtype_ = precision;
     m->device_weight_bytes_ = placement->bytes();
   }
   return m;

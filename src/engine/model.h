@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "formats/import.h"
@@ -18,8 +19,11 @@ namespace dacpp {
 struct LoadOptions {
   ImportOptions import;  // used when the path is a checkpoint rather than a GGUF file
   Device device = Device::cpu();  // where the weights live and the Runners compute
-  // Weight and activation dtype on a GPU: F32, BF16 (default) or F16. The CPU computes in f32 whatever this says.
-  DType precision = DType::BF16;
+  // The weights' dtype. On a GPU F32, BF16 (the default) or F16, the activations' too. On the CPU F32 (the default)
+  // or BF16 (design.md §3, opt-in: linear and conv weights in bf16, their products on bf16 operands with f32
+  // accumulation, every activation f32; Unsupported where oneDNN has no bf16 kernels for the CPU); F16 there is
+  // Unsupported.
+  std::optional<DType> precision;
   // DA3 nested from depth-anything.cpp's two files: the path given to load is the any-view file and this is the
   // metric-branch file (m_vit.* / m_head.*). Empty: one file. See engine/model_nested.h.
   std::string metric_model;
@@ -40,6 +44,8 @@ class Model {
   const Device& device() const { return device_; }
   // The activation dtype of Runners over this model: F32 on the CPU, the load precision on a GPU.
   DType act_dtype() const { return act_dtype_; }
+  // The precision the model was loaded in (LoadOptions::precision, its default resolved for the device).
+  DType precision() const { return precision_; }
   // Bytes of weights uploaded to the device (0 on the CPU).
   size_t device_weight_bytes() const { return device_weight_bytes_; }
 
@@ -51,6 +57,7 @@ class Model {
                                                   // live in the placement that file_ holds)
   Device device_ = Device::cpu();
   DType act_dtype_ = DType::F32;
+  DType precision_ = DType::F32;
   size_t device_weight_bytes_ = 0;
 };
 

@@ -1,7 +1,14 @@
 #include "engine/weight_placement.h"
 
+#include <atomic>
+#include <cmath>
+
+#include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "core/error.h"
+#include "core/log.h"
+#include "core/thread_pool.h"
+#include "formats/half.h"
 
 namespace dacpp {
 
@@ -21,6 +28,36 @@ DevicePlacement::~DevicePlacement() = default;
 Tensor DevicePlacement::place(const Tensor& host, bool keep_f32) const {
   const DType target = keep_f32 || host.rank() < 2 ? DType::F32 : precision_;
   Tensor t = cuda::upload(ctx_->cuda(), host, target);
+  bytes_ += t.nbytes();
+  return t;
+}
+
+HostBf16Placement::HostBf16Placement() {
+  const cpu::Bf16Support& s = cpu::bf16_support();
+  DACPP_CHECK(s.refusal.empty(), ErrorCode::Unsupported, "precision bf16 on the CPU: ", s.refusal,
+              "; load with precision f32");
+  if (!s.native)
+    log::warn("precision bf16 on the CPU: this CPU (", s.isa,
+              ") has no bf16 instructions; oneDNN emulates them, which is slower than f32");
+}
+
+Tensor HostBf16Placement::place(const Tensor& host, bool keep_f32) const {
+  if (keep_f32 || host.rank() < 2) return host;
+  const int64_t n = host.numel();
+  Tensor t = Tensor::empty(host.shape(), DType::BF16, host.name());
+  const float* src = host.data<float>();
+  auto* dst = static_cast<uint16_t*>(t.raw());
+  std::atomic<int64_t> overflow{-1};
+  ThreadPool pool;
+  pool.parallel_for(n, int64_t{1} << 18, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      dst[i] = f32_to_bf16(src[i]);
+      if ((dst[i] & 0x7f80u) == 0x7f80u) overflow.store(i, std::memory_order_relaxed);
+    }
+  });
+  const int64_t at = overflow.load();
+  DACPP_CHECK(at < 0, ErrorCode::InvalidModel, "tensor '", host.name(), "': value ", src[at < 0 ? 0 : at], " at index ",
+              at, " overflows bf16 (precision bf16 on the CPU); load with precision f32");
   bytes_ += t.nbytes();
   return t;
 }

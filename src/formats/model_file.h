@@ -57,16 +57,18 @@ struct TensorRecord {
 bool same_shape_up_to_leading_ones(const Shape& a, const Shape& b);
 Shape with_rank(const Shape& s, size_t rank);
 
-// Device placement of weights (design.md §4.4: residency is explicit). A Model built for a device gets a
-// `ModelFile::placed()` copy: its weight accessor `tensor_f32(name, expected)` hands each weight to the placement,
-// which returns the device copy (and chooses its dtype); `host_f32` still returns the host tensor for the few
+// Placement of weights (design.md §4.4: residency is explicit). A Model built for a GPU, or for the CPU in bf16, gets
+// a `ModelFile::placed()` copy: its weight accessor `tensor_f32(name, expected)` hands each weight to the placement,
+// which returns the placed copy (and chooses its dtype); `host_f32` still returns the host tensor for the few
 // weights host code needs (the pos-embed table). Implemented above this layer (engine), owned by the Model.
 class WeightPlacement {
  public:
   virtual ~WeightPlacement() = default;
-  // The device tensor for `host` (host f32, already shape- and NaN-checked, named): in the placement's weight
+  // The placed tensor for `host` (host f32, already shape- and NaN-checked, named): in the placement's weight
   // dtype when `keep_f32` is false (it may keep small parameters f32), else f32. Throws Backend/OutOfMemory.
   virtual Tensor place(const Tensor& host, bool keep_f32) const = 0;
+  // Whether placed weights stay in host memory (a CPU model in another precision than f32's) rather than on a GPU.
+  virtual bool on_host() const = 0;
 };
 
 class ModelFile {

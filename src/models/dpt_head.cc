@@ -22,7 +22,7 @@ constexpr int64_t kBandBytes = int64_t{4} << 20;  // upsampled rows per band of 
 bool resize_fold_on(const ModelFile& mf) {
   const char* e = std::getenv("DACPP_RESIZE_FOLD");
   if (e != nullptr && (std::string(e) == "0" || std::string(e) == "1")) return std::string(e) == "1";
-  return mf.placement() == nullptr;
+  return mf.placement() == nullptr || mf.placement()->on_host();
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ void check_common(Context& ctx, const char* op, const Tensor& x, const Tensor& w
                   int x_rank = 4) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "x", x);
-  check_dtype(ctx, op, "w", w, dt);
+  check_weight(ctx, op, "w", w, dt);
   check_dtype(ctx, op, "y", y, dt);
   if (bias.defined()) check_input(ctx, op, "bias", bias);
   check_rank(op, "x", x, x_rank);
@@ -83,7 +83,7 @@ void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const T
   using namespace detail;
   constexpr const char* op = "residual_conv_pair";
   check_common(ctx, op, x, w1, b1, y);
-  check_dtype(ctx, op, "w2", w2, x.dtype());
+  check_weight(ctx, op, "w2", w2, x.dtype());
   check_dtype(ctx, op, "h", h, x.dtype());
   if (b2.defined()) check_input(ctx, op, "b2", b2);
   const int64_t f = x.dim(1);
@@ -138,7 +138,7 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Pointwise& pre, const
   using namespace detail;
   constexpr const char* op = "conv2d_upsampled (after a 1x1 conv)";
   check_common(ctx, op, x, pre.w, pre.bias, y);
-  check_dtype(ctx, op, "w", w, x.dtype());
+  check_weight(ctx, op, "w", w, x.dtype());
   if (bias.defined()) check_input(ctx, op, "bias", bias);
   check_rank(op, "w", w, 4);
   const int64_t c = w.dim(1);

@@ -30,6 +30,8 @@
 //   y[(n·H + i)·W + j, ((ky − ky0)·3 + kx)·Cp + c] = tokens[n, (i + ky − 1)·W + j + kx − 1, c] for c < C where that
 //   pixel lies inside the H × W grid, else 0. With `ones`, channel C is 1 where the pixel lies inside the grid and 0
 //   outside (a bias carried as an input channel stays exact at the border); channels past that are 0.
+// Dtypes: on CUDA x, w (every weight) and y share the activation dtype. On the CPU x and y are f32 and a weight is f32
+//   or bf16; a bf16 weight runs its conv on bf16 operands (x rounded to nearest even) with f32 accumulation and bias.
 // Errors: InvalidArgument on shape/dtype/parameter mismatch naming the tensors; Backend off-device.
 #pragma once
 

@@ -37,6 +37,14 @@ void check_dtype(const Context& ctx, const char* op, const char* role, const Ten
               dtype_name(t.dtype()), ", expected ", dtype_name(want));
 }
 
+void check_weight(const Context& ctx, const char* op, const char* role, const Tensor& t, DType act) {
+  if (ctx.device().kind != DeviceKind::Cpu) return check_dtype(ctx, op, role, t, act);
+  check_resident(ctx, op, role, t);
+  DACPP_CHECK(t.dtype() == DType::F32 || t.dtype() == DType::BF16, ErrorCode::InvalidArgument, op, ": tensor ",
+              label(role, t), " has dtype ", dtype_name(t.dtype()), ", expected f32 or bf16 on ",
+              device_name(ctx.device()));
+}
+
 DType check_resize_pair(const Context& ctx, const char* op, const Tensor& x, const Tensor& y) {
   const DType dt = check_act(ctx, op, "x", x);
   check_dtype(ctx, op, "y", y, dt);

@@ -12,8 +12,9 @@ namespace dacpp::ops::detail {
 // "w 'blocks.0.mlp.fc1.weight'" or just "w" for an unnamed tensor.
 std::string label(const char* role, const Tensor& t);
 
-// Dtype rule (design.md §3): on the CPU every tensor is f32. On CUDA the activations of one call share one dtype,
-// f32, bf16 or f16 (linear / conv weights too); bias, layer-norm gamma / beta and other parameters stay f32.
+// Dtype rule (design.md §3): on the CPU every activation is f32, and a linear / conv weight is f32 or bf16 (a model
+// loaded in bf16: the product runs on bf16 operands with f32 accumulation). On CUDA the activations of one call share
+// one dtype, f32, bf16 or f16 (linear / conv weights too); bias, layer-norm gamma / beta and other parameters stay f32.
 
 // t is defined (InvalidArgument) and resident on ctx.device() (Backend, naming the tensor and both devices).
 void check_resident(const Context& ctx, const char* op, const char* role, const Tensor& t);
@@ -25,6 +26,8 @@ bool act_dtype_allowed(const Device& device, DType dt);
 DType check_act(const Context& ctx, const char* op, const char* role, const Tensor& t);
 // t is resident and has dtype `want` (InvalidArgument naming it and both dtypes otherwise).
 void check_dtype(const Context& ctx, const char* op, const char* role, const Tensor& t, DType want);
+// A linear / conv weight of a call whose activations are `act`: on CUDA of dtype `act`, on the CPU f32 or bf16.
+void check_weight(const Context& ctx, const char* op, const char* role, const Tensor& t, DType act);
 // The shared prologue of the resize ops: x and y resident, one activation dtype, rank 4, same batch and
 // channels, non-empty source when the output is non-empty, no aliasing. Returns the dtype.
 DType check_resize_pair(const Context& ctx, const char* op, const Tensor& x, const Tensor& y);

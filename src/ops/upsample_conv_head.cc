@@ -12,8 +12,8 @@ void check_operands(Context& ctx, const char* op, const Tensor& x, const Tensor&
                     const Tensor& b1, const Tensor& y) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "x", x);
-  check_dtype(ctx, op, "w3", w3, dt);
-  check_dtype(ctx, op, "w1", w1, dt);
+  check_weight(ctx, op, "w3", w3, dt);
+  check_weight(ctx, op, "w1", w1, dt);
   check_dtype(ctx, op, "y", y, dt);
   if (b3.defined()) check_input(ctx, op, "b3", b3);
   if (b1.defined()) check_input(ctx, op, "b1", b1);

@@ -142,7 +142,7 @@ Command register_bench(CLI::App& app) {
                                 {"load_ms", load_ms},
                                 {"peak_rss_mb", peak_rss_kb() / 1024.0},
                                 {"device", device_name(model->device())},
-                                {"precision", dtype_name(model->act_dtype())},
+                                {"precision", dtype_name(model->precision())},
                                 {"device_weight_mb", model->device_weight_bytes() / 1048576.0},
                                 {"device_runner_peak_mb", mem.peak_bytes / 1048576.0},
                                 {"device_total_peak_mb", (model->device_weight_bytes() + mem.peak_bytes) / 1048576.0},

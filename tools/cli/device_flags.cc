@@ -6,11 +6,13 @@ namespace dacpp::cli {
 
 void add_device_flags(CLI::App* sub, DeviceFlags& f) {
   sub->add_option("--device", f.device, "cpu (default), cuda, cuda:N or auto (the GPU when there is one)");
-  sub->add_option("--precision", f.precision, "GPU weights and activations: bf16 (default), f16 or f32");
+  sub->add_option("--precision", f.precision,
+                  "weights (and on a GPU activations): bf16, f16 or f32; default bf16 on a GPU, f32 on the CPU, where "
+                  "bf16 runs the linear and conv products on bf16 operands (AVX-512 BF16 / AMX)");
 }
 
 void apply_device_flags(const DeviceFlags& f, LoadOptions& options) {
-  options.precision = parse_precision(f.precision);
+  if (!f.precision.empty()) options.precision = parse_precision(f.precision);
   options.device = parse_device(f.device);
 }
 

@@ -11,7 +11,7 @@ namespace dacpp::cli {
 
 struct DeviceFlags {
   std::string device = "cpu";     // cpu | cuda | cuda:N | auto
-  std::string precision = "bf16";  // GPU weights and activations: bf16 | f16 | f32
+  std::string precision;          // bf16 | f16 | f32; empty: bf16 on a GPU, f32 on the CPU
 };
 
 void add_device_flags(CLI::App* sub, DeviceFlags& f);

@@ -1,4 +1,5 @@
-// conv2d on oneDNN convolution_forward (direct algorithm, bias and ReLU fused); nchw in and out.
+// conv2d on oneDNN convolution_forward (direct algorithm, bias and ReLU fused); nchw in and out. A bf16 weight runs
+// the conv on bf16 operands: the planned reorder of x into the primitive's layout also rounds it to bf16.
 #include <string>
 
 #include "backends/cpu/conv_plan.h"
@@ -13,15 +14,16 @@ std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const Tensor& x, const Tensor
   auto p = std::make_shared<ConvPlan>();
   const dims xd(x.shape().begin(), x.shape().end()), wd(w.shape().begin(), w.shape().end());
   const dims yd(y.shape().begin(), y.shape().end());
+  const dt prod = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
   p->src_user = f32_desc(xd, tag::nchw);
-  p->wei_user = f32_desc(wd, tag::oihw);
+  p->wei_user = dnnl::memory::desc(wd, prod, tag::oihw);
   p->dst_user = f32_desc(yd, tag::nchw);
   if (has_bias) p->bias = f32_desc({wd[0]}, tag::a);
   const dims strides{g.stride_h, g.stride_w}, pad{g.pad_h, g.pad_w};
-  const auto any = [](const dims& d) { return f32_desc(d, tag::any); };
+  const auto any = [](const dims& d, dt t) { return dnnl::memory::desc(d, t, tag::any); };
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                    any(xd), any(wd), has_bias ? p->bias : dnnl::memory::desc(), any(yd),
-                                    strides, pad, pad);
+                                    any(xd, prod), any(wd, prod), has_bias ? p->bias : dnnl::memory::desc(),
+                                    any(yd, dt::f32), strides, pad, pad);
   dnnl::primitive_attr attr;
   if (act == Epilogue::Relu) {
     dnnl::post_ops po;
@@ -45,9 +47,9 @@ void conv2d(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
   if (y.numel() == 0) return;
   c.pool().bind_to_current_thread();
   const bool has_bias = bias.defined();
-  const std::string key = str_cat("conv2d x", shape_str(x.shape()), " w", shape_str(w.shape()), " s", g.stride_h,
-                                  ",", g.stride_w, " p", g.pad_h, ",", g.pad_w, " b", has_bias, " a",
-                                  static_cast<int>(act));
+  const std::string key =
+      str_cat("conv2d x", shape_str(x.shape()), " w", shape_str(w.shape()), " s", g.stride_h, ",", g.stride_w, " p",
+              g.pad_h, ",", g.pad_w, " b", has_bias, " a", static_cast<int>(act), " w", dtype_name(w.dtype()));
   dnnl_call("conv2d", [&] {
     auto p = c.plan<ConvPlan>(key, [&] { return make_plan(c, x, w, y, has_bias, g, act); });
     run_conv_plan(c, *p, x.raw(), w.raw(), has_bias ? bias.raw() : nullptr, y.raw());

@@ -1,6 +1,7 @@
 // conv_transpose2d on oneDNN deconvolution_forward. The torch weight [C_in, C_out, K, K] is described to oneDNN as
 // its logical [O, I, K, K] with strides {K·K, O·K·K, K, 1}, so no host-side transpose is made; oneDNN reorders it
-// into its own layout inside the planned reorder.
+// into its own layout inside the planned reorder. A bf16 weight runs the deconvolution on bf16 operands (x rounded by
+// the reorder into the primitive's layout), f32 accumulation and output.
 #include <algorithm>
 #include <string>
 
@@ -18,15 +19,16 @@ std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const dims& xd, bool nhwc, co
   const int64_t ci = w.dim(0), co = w.dim(1), kh = w.dim(2), kw = w.dim(3);
   const dims yd(y.shape().begin(), y.shape().end());
   const dims wd{co, ci, kh, kw};
+  const dt prod = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
   p->src_user = f32_desc(xd, nhwc ? tag::nhwc : tag::nchw);
-  p->wei_user = f32_desc(wd, {kh * kw, co * kh * kw, kw, 1});
+  p->wei_user = dnnl::memory::desc(wd, prod, dims{kh * kw, co * kh * kw, kw, 1});
   p->dst_user = f32_desc(yd, tag::nchw);
   if (has_bias) p->bias = f32_desc({co}, tag::a);
   const dims strides{stride, stride}, pad{0, 0};
-  const auto any = [](const dims& d) { return f32_desc(d, tag::any); };
+  const auto any = [](const dims& d, dt t) { return dnnl::memory::desc(d, t, tag::any); };
   dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                      any(xd), any(wd), has_bias ? p->bias : dnnl::memory::desc(), any(yd),
-                                      strides, pad, pad);
+                                      any(xd, prod), any(wd, prod), has_bias ? p->bias : dnnl::memory::desc(),
+                                      any(yd, dt::f32), strides, pad, pad);
   dnnl::deconvolution_forward::primitive_desc pd(d, c.engine());
   p->src = pd.src_desc();
   p->wei = pd.weights_desc();
@@ -43,7 +45,7 @@ void run(CpuContext& c, const Tensor& x, const dims& xd, bool nhwc, const Tensor
   c.pool().bind_to_current_thread();
   const bool has_bias = bias.defined();
   const std::string key = str_cat("deconv x", shape_str(Shape(xd.begin(), xd.end())), nhwc ? " nhwc" : "", " w",
-                                  shape_str(w.shape()), " s", stride, " b", has_bias);
+                                  shape_str(w.shape()), " s", stride, " b", has_bias, " w", dtype_name(w.dtype()));
   dnnl_call(what, [&] {
     auto p = c.plan<ConvPlan>(key, [&] { return make_plan(c, xd, nhwc, w, y, has_bias, stride); });
     run_conv_plan(c, *p, x.raw(), w.raw(), has_bias ? bias.raw() : nullptr, y.raw());

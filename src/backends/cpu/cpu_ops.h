@@ -3,6 +3,7 @@
 // Contracts (shapes, layouts) are those of the matching src/ops/<op>.h.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_context.h"
@@ -56,5 +57,14 @@ void permute(CpuContext& c, const Tensor& x, const std::vector<int>& perm, Tenso
 
 // x: [B, H, N, D] rotated in place, positions: [N, 2] i32 (row, column); contract ops/rope.h.
 void rope2d(CpuContext& c, Tensor& x, const Tensor& positions, float base);
+
+// What this CPU does with bf16 weights (a model loaded in bf16), from oneDNN's own dispatch.
+struct Bf16Support {
+  std::string refusal;  // empty when oneDNN runs bf16 matmuls and convs here; else why not (its message, the ISA)
+  bool native = false;  // AVX-512 BF16 or AMX instructions (else oneDNN emulates bf16 on AVX-512, slower than f32)
+  std::string isa;      // the instruction set oneDNN dispatches to, e.g. "avx512_core_bf16"
+};
+// Probes once per process (a small bf16 matmul and conv primitive are created, never run). Never throws.
+const Bf16Support& bf16_support();
 
 }  // namespace dacpp::cpu

@@ -1,5 +1,8 @@
 // linear on oneDNN matmul: y[M,N] = act(x[M,K] · w[N,K]ᵀ + b). The torch [N, K] weight is described to oneDNN as
-// a [K, N] matrix with strides {1, K} (format "ba"), so it is read in place, never copied.
+// a [K, N] matrix with strides {1, K} (format "ba"), so it is read in place, never copied. When either operand is
+// bf16 (a model loaded in bf16) the product runs in bf16 with f32 accumulation: an f32 operand is first rounded into
+// a bf16 scratch copy by a planned reorder.
+#include <optional>
 #include <string>
 
 #include "backends/cpu/cpu_ops.h"
@@ -11,7 +14,9 @@ namespace {
 
 struct LinearPlan : Plan {
   dnnl::matmul prim;
-  dnnl::memory::desc src, wei, bias, dst;
+  dnnl::memory::desc src, wei, bias, dst;  // the primitive's operands
+  dnnl::memory::desc src_user, wei_user;   // the caller's, where they differ in dtype
+  std::optional<dnnl::reorder> src_in, wei_in;
 };
 
 dnnl::primitive_attr epilogue_attr(Epilogue act) {
@@ -23,11 +28,18 @@ dnnl::primitive_attr epilogue_attr(Epilogue act) {
   return attr;
 }
 
-std::shared_ptr<LinearPlan> make_plan(CpuContext& c, int64_t m, int64_t k, int64_t n, bool has_bias,
-                                      Epilogue act) {
+std::shared_ptr<LinearPlan> make_plan(CpuContext& c, int64_t m, int64_t k, int64_t n, bool has_bias, Epilogue act,
+                                      dt x_dt, dt w_dt) {
   auto p = std::make_shared<LinearPlan>();
-  p->src = f32_desc({m, k}, tag::ab);
-  p->wei = f32_desc({k, n}, tag::ba);
+  const dt prod = x_dt == dt::bf16 || w_dt == dt::bf16 ? dt::bf16 : dt::f32;
+  p->src = dnnl::memory::desc({m, k}, prod, tag::ab);
+  p->wei = dnnl::memory::desc({k, n}, prod, tag::ba);
+  p->src_user = dnnl::memory::desc({m, k}, x_dt, tag::ab);
+  p->wei_user = dnnl::memory::desc({k, n}, w_dt, tag::ba);
+  if (x_dt != prod)
+    p->src_in = dnnl::reorder(dnnl::reorder::primitive_desc(c.engine(), p->src_user, c.engine(), p->src));
+  if (w_dt != prod)
+    p->wei_in = dnnl::reorder(dnnl::reorder::primitive_desc(c.engine(), p->wei_user, c.engine(), p->wei));
   p->dst = f32_desc({m, n}, tag::ab);
   if (has_bias) p->bias = f32_desc({1, n}, tag::ab);
   dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(p->src, p->wei, p->bias, p->dst)
@@ -44,12 +56,23 @@ void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
   if (m == 0 || n == 0) return;
   c.pool().bind_to_current_thread();
   const bool has_bias = bias.defined();
-  const std::string key = str_cat("linear m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act));
+  const dt x_dt = x.dtype() == DType::BF16 ? dt::bf16 : dt::f32, w_dt = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
+  const std::string key = str_cat("linear m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act), " x",
+                                  dtype_name(x.dtype()), " w", dtype_name(w.dtype()));
   dnnl_call("linear", [&] {
-    auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act); });
+    auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act, x_dt, w_dt); });
+    // An operand the product reads in another dtype than the caller's goes through a scratch copy.
+    const auto operand = [&](const std::optional<dnnl::reorder>& r, const dnnl::memory::desc& user,
+                             const dnnl::memory::desc& prod, const void* data, Scratch slot) {
+      dnnl::memory um = wrap(user, c.engine(), data);
+      if (!r) return um;
+      dnnl::memory pm(prod, c.engine(), c.scratch(slot, prod.get_size()));
+      r->execute(c.stream(), um, pm);
+      return pm;
+    };
     std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, wrap(p->src, c.engine(), x.raw())},
-        {DNNL_ARG_WEIGHTS, wrap(p->wei, c.engine(), w.raw())},
+        {DNNL_ARG_SRC, operand(p->src_in, p->src_user, p->src, x.raw(), Scratch::Src)},
+        {DNNL_ARG_WEIGHTS, operand(p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights)},
         {DNNL_ARG_DST, wrap(p->dst, c.engine(), y.raw())}};
     if (has_bias) args[DNNL_ARG_BIAS] = wrap(p->bias, c.engine(), bias.raw());
     p->prim.execute(c.stream(), args);

@@ -1,0 +1,167 @@
+// The CPU's bf16 products (a model loaded in bf16): linear, conv2d and the transposed convs with bf16 weights (and the
+// linear's x in bf16, the resize fold's case). The oracle is the f32 reference run on operands rounded to bf16 the
+// same way (nearest even): the products of bf16 values are exact in f32, so only the accumulation order differs and
+// the tolerances stay those of the f32 tests. A second check bounds the error against the unrounded f32 product,
+// which is what a user of --precision bf16 sees.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "backends/cpu/cpu_ops.h"
+#include "formats/half.h"
+#include "ops/conv2d.h"
+#include "ops/linear.h"
+#include "ops/op_test_util.h"
+#include "reference/reference.h"
+
+namespace dacpp {
+namespace {
+
+Tensor to_bf16(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::BF16, t.name());
+  auto* p = static_cast<uint16_t*>(out.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = f32_to_bf16(t.data<float>()[i]);
+  return out;
+}
+
+// t's values rounded to bf16, kept in f32.
+Tensor rounded(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::F32, t.name());
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = bf16_to_f32(f32_to_bf16(t.data<float>()[i]));
+  return out;
+}
+
+class Bf16WeightsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const cpu::Bf16Support& s = cpu::bf16_support();
+    if (!s.refusal.empty()) GTEST_SKIP() << "this CPU has no bf16 kernels in oneDNN: " << s.refusal;
+  }
+  ops::Context ctx;
+};
+
+struct LinearBf16Case {
+  bool x_bf16, w_bf16;
+  ops::Activation act;
+};
+
+class LinearBf16Test : public Bf16WeightsTest, public ::testing::WithParamInterface<LinearBf16Case> {};
+
+TEST_P(LinearBf16Test, EqualsTheRoundedProduct) {
+  const LinearBf16Case& c = GetParam();
+  const Tensor x = test::random_tensor({3, 67, 96}, 1, 1.f, "x"), w = test::random_tensor({130, 96}, 2, 0.3f, "w");
+  const Tensor b = test::random_tensor({130}, 3, 1.f, "b");
+  Tensor y = test::output_tensor({3, 67, 130});
+  ops::linear(ctx, c.x_bf16 ? to_bf16(x) : x, c.w_bf16 ? to_bf16(w) : w, b, y, c.act);
+  // Either operand in bf16 puts both there.
+  test::expect_close(y, ref::linear(rounded(x), rounded(w), b, c.act));
+  EXPECT_LE(test::diff(y, ref::linear(x, w, b, c.act)).rel_l2, 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Operands, LinearBf16Test,
+                         ::testing::Values(LinearBf16Case{false, true, ops::Activation::None},
+                                           LinearBf16Case{false, true, ops::Activation::Gelu},
+                                           LinearBf16Case{true, false, ops::Activation::None},
+                                           LinearBf16Case{true, true, ops::Activation::Relu}));
+
+TEST_F(Bf16WeightsTest, LinearF32AndBf16OfOneShapeAreSeparatePlans) {
+  const Tensor x = test::random_tensor({9, 40}, 4), w = test::random_tensor({24, 40}, 5, 0.5f);
+  Tensor y32 = test::output_tensor({9, 24}), y16 = test::output_tensor({9, 24});
+  ops::linear(ctx, x, w, Tensor(), y32);
+  ops::linear(ctx, x, to_bf16(w), Tensor(), y16);
+  test::expect_close(y32, ref::linear(x, w, Tensor(), ops::Activation::None));
+  test::expect_close(y16, ref::linear(rounded(x), rounded(w), Tensor(), ops::Activation::None));
+  EXPECT_GT(test::diff(y16, y32).max_abs, 0.0);  // the second call did not reuse the f32 plan
+}
+
+struct ConvBf16Case {
+  Shape x;
+  int64_t o, k, stride, pad;
+  bool relu;
+};
+
+class Conv2dBf16Test : public Bf16WeightsTest, public ::testing::WithParamInterface<ConvBf16Case> {};
+
+TEST_P(Conv2dBf16Test, EqualsTheRoundedConv) {
+  const ConvBf16Case& c = GetParam();
+  const Tensor x = test::random_tensor(c.x, 6, 1.f, "x");
+  const Tensor w = test::random_tensor({c.o, c.x[1], c.k, c.k}, 7, 0.2f, "w");
+  const Tensor b = test::random_tensor({c.o}, 8, 1.f, "b");
+  const int64_t oh = (c.x[2] + 2 * c.pad - c.k) / c.stride + 1, ow = (c.x[3] + 2 * c.pad - c.k) / c.stride + 1;
+  Tensor y = test::output_tensor({c.x[0], c.o, oh, ow});
+  const int s = static_cast<int>(c.stride), p = static_cast<int>(c.pad);
+  ops::conv2d(ctx, x, to_bf16(w), b, y, ops::Conv2dParams{s, s, p, p},
+              c.relu ? ops::Activation::Relu : ops::Activation::None);
+  test::expect_close(y, ref::conv2d(rounded(x), rounded(w), b, s, s, p, p, c.relu));
+  EXPECT_LE(test::diff(y, ref::conv2d(x, w, b, s, s, p, p, c.relu)).rel_l2, 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dBf16Test,
+                         ::testing::Values(ConvBf16Case{{1, 32, 11, 9}, 48, 3, 1, 1, true},
+                                           ConvBf16Case{{2, 16, 10, 10}, 24, 3, 2, 1, false},
+                                           ConvBf16Case{{1, 40, 7, 5}, 8, 1, 1, 0, false},
+                                           ConvBf16Case{{1, 3, 28, 42}, 32, 14, 14, 0, false}));
+
+struct DeconvBf16Case {
+  Shape x;
+  int64_t o, k;
+};
+
+class ConvTranspose2dBf16Test : public Bf16WeightsTest, public ::testing::WithParamInterface<DeconvBf16Case> {};
+
+TEST_P(ConvTranspose2dBf16Test, PlanesAndTokensEqualTheRoundedConv) {
+  const DeconvBf16Case& c = GetParam();
+  const Tensor x = test::random_tensor(c.x, 9, 1.f, "x");
+  const Tensor w = test::random_tensor({c.x[1], c.o, c.k, c.k}, 10, 0.3f, "w");
+  const Tensor b = test::random_tensor({c.o}, 11, 1.f, "b");
+  const Tensor want = ref::conv_transpose2d(rounded(x), rounded(w), b, static_cast<int>(c.k));
+  const Shape ys{c.x[0], c.o, c.x[2] * c.k, c.x[3] * c.k};
+  const int s = static_cast<int>(c.k);
+  Tensor y = test::output_tensor(ys);
+  ops::conv_transpose2d(ctx, x, to_bf16(w), b, y, s);
+  test::expect_close(y, want, 1e-5, 1e-4, "planes");
+  const Tensor tokens = ref::permute(x, {0, 2, 3, 1}).reshape({c.x[0], c.x[2] * c.x[3], c.x[1]});
+  Tensor yt = test::output_tensor(ys);
+  ops::conv_transpose2d_tokens(ctx, tokens, c.x[2], c.x[3], to_bf16(w), b, yt, s);
+  test::expect_close(yt, want, 1e-5, 1e-4, "tokens");
+  EXPECT_LE(test::diff(y, ref::conv_transpose2d(x, w, b, s)).rel_l2, 1e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dBf16Test,
+                         ::testing::Values(DeconvBf16Case{{1, 48, 5, 7}, 24, 4}, DeconvBf16Case{{2, 32, 6, 3}, 40, 2}));
+
+TEST_F(Bf16WeightsTest, ActivationsStayF32AndOtherWeightDtypesAreNamed) {
+  const Tensor x = test::random_tensor({1, 8, 6, 6}, 12), w = test::random_tensor({8, 8, 3, 3}, 13, 0.3f, "w");
+  Tensor y = test::output_tensor({1, 8, 6, 6});
+  // A bf16 activation is not a CPU dtype (only a linear's x may be a bf16 weight).
+  try {
+    ops::conv2d(ctx, to_bf16(x), to_bf16(w), Tensor(), y, ops::Conv2dParams{1, 1, 1, 1});
+    FAIL() << "conv2d took a bf16 x on the CPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("expected f32"), std::string::npos) << e.what();
+  }
+  // f16 weights are a GPU precision.
+  Tensor w16 = Tensor::empty(w.shape(), DType::F16, "w16");
+  try {
+    ops::conv2d(ctx, x, w16, Tensor(), y, ops::Conv2dParams{1, 1, 1, 1});
+    FAIL() << "conv2d took an f16 weight on the CPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("w 'w16' has dtype f16, expected f32 or bf16"), std::string::npos) << e.what();
+  }
+  Tensor yl = test::output_tensor({6, 8});
+  EXPECT_THROW(ops::linear(ctx, test::random_tensor({6, 8}, 14), Tensor::empty({8, 8}, DType::F16, "wl"), Tensor(), yl),
+               Error);
+}
+
+TEST(Bf16SupportTest, NamesTheInstructionSetOneDnnDispatchesTo) {
+  const cpu::Bf16Support& s = cpu::bf16_support();
+  EXPECT_FALSE(s.isa.empty());
+  // Native bf16 implies oneDNN has the kernels.
+  if (s.native) EXPECT_TRUE(s.refusal.empty()) << s.refusal;
+  EXPECT_EQ(&s, &cpu::bf16_support());  // probed once
+}
+
+}  // namespace
+}  // namespace dacpp
