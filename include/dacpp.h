@@ -99,6 +99,8 @@ typedef struct dacpp_model_info {
   int has_confidence;  /* 1: results carry a confidence map */
   int default_size;    /* the processing size used when dacpp_run_params.size is 0 */
   int patch_size;      /* processed sides are multiples of it */
+  const char* device;  /* where the weights live and runners compute: "cpu" or "cuda:N" */
+  const char* precision; /* the weights' dtype the model was loaded in: "f32", "bf16" or "f16" */
 } dacpp_model_info;
 
 dacpp_status dacpp_model_get_info(const dacpp_model* model, dacpp_model_info* out_info);

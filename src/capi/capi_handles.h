@@ -14,6 +14,7 @@
 
 struct dacpp_model {
   std::shared_ptr<const dacpp::Model> model;
+  std::string device_name;  // dacpp_model_info.device points here
 };
 
 struct dacpp_runner {

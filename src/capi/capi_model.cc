@@ -43,6 +43,7 @@ dacpp_status dacpp_model_load(const char* path, const dacpp_model_params* params
     const dacpp::LoadOptions lo = dacpp::capi::load_options(p);
     auto handle = std::make_unique<dacpp_model>();
     handle->model = dacpp::Model::load(path, lo);
+    handle->device_name = dacpp::device_name(handle->model->device());
     *out_model = handle.release();
   });
 }
@@ -63,6 +64,8 @@ dacpp_status dacpp_model_get_info(const dacpp_model* model, dacpp_model_info* ou
     info.has_confidence = caps.conf ? 1 : 0;
     info.default_size = cfg.img.resize_target;
     info.patch_size = cfg.vit.patch_size;
+    info.device = model->device_name.c_str();
+    info.precision = dacpp::dtype_name(model->model->precision());
     *out_info = info;
   });
 }

@@ -3,13 +3,14 @@
 #include <chrono>
 #include <cmath>
 
+#include "backends/cpu/cpu_context.h"
 #include "backends/cuda/cuda_ops.h"
 #include "core/crash_context.h"
 #include "core/log.h"
 #include "engine/device_io.h"
 #include "engine/postprocess.h"
-#include "models/camera_decoder.h"
 #include "engine/ray_pose_options.h"
+#include "models/camera_decoder.h"
 #include "pipeline/preprocess.h"
 #include "pipeline/view_batch.h"
 
@@ -81,6 +82,8 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
               "runner: row_chunks ", row_chunks_, " is not within 1..", models::RunState::kMaxRowChunks);
   if (!ctx_.device().is_cpu())
     for (int i = 1; i < cuda::max_lanes(); ++i) lane_arenas_.push_back(make_lane_arena(ctx_));
+  // A CPU model in bf16 runs attention's products in bf16 too (its activations stay f32).
+  if (ctx_.device().is_cpu()) ctx_.cpu().set_bf16_products(model_->precision() == DType::BF16);
 }
 
 models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps) {

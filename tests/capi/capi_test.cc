@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_ops.h"
 #include "dacpp.h"
 #include "util/scratch.h"
 
@@ -120,10 +121,34 @@ TEST(CApiLoad, ErrorsAreTypedKeptAndCleared) {
   EXPECT_EQ(info.default_size, 518);
   EXPECT_EQ(info.patch_size, 14);
   EXPECT_EQ(info.has_sky, 0);
+  EXPECT_STREQ(info.device, "cpu");
+  EXPECT_STREQ(info.precision, "f32");  // the CPU's default
   EXPECT_EQ(dacpp_model_get_info(nullptr, &info), DACPP_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(dacpp_model_get_info(m, nullptr), DACPP_STATUS_INVALID_ARGUMENT);
   dacpp_model_free(m);
   dacpp_model_free(nullptr);
+}
+
+TEST(CApiLoad, PrecisionOnTheCpu) {
+  dacpp_model_params mp = dacpp_model_default_params();
+  EXPECT_EQ(mp.precision, nullptr);  // the device's default
+  dacpp_model* m = nullptr;
+  mp.precision = "f16";
+  EXPECT_EQ(dacpp_model_load(kModel.c_str(), &mp, &m), DACPP_STATUS_UNSUPPORTED);
+  EXPECT_TRUE(contains(dacpp_last_error(), "precision f16 on the CPU")) << dacpp_last_error();
+  mp.precision = "fp8";
+  EXPECT_EQ(dacpp_model_load(kModel.c_str(), &mp, &m), DACPP_STATUS_INVALID_ARGUMENT);
+  mp.precision = "bf16";
+  const dacpp_status st = dacpp_model_load(kModel.c_str(), &mp, &m);
+  if (!::dacpp::cpu::bf16_support().refusal.empty()) {
+    EXPECT_EQ(st, DACPP_STATUS_UNSUPPORTED) << dacpp_last_error();
+    return;
+  }
+  ASSERT_EQ(st, DACPP_STATUS_OK) << dacpp_last_error();
+  dacpp_model_info info;
+  ASSERT_EQ(dacpp_model_get_info(m, &info), DACPP_STATUS_OK);
+  EXPECT_STREQ(info.precision, "bf16");
+  dacpp_model_free(m);
 }
 
 TEST(CApiRunner, CreateValidatesItsArguments) {

@@ -39,6 +39,30 @@ PY
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --row-chunks 5
 expect_grep "^dacpp: error: runner: row_chunks 5 is not within 1..4" "$TMP/err"
 
+# --precision on the CPU: f32 by default; bf16 opt-in where oneDNN has bf16 kernels for this CPU (exit 4 naming why
+# where it has none); f16 is a GPU precision (exit 4); anything else is a usage error.
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["precision"] == "f32"
+PY
+"$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --precision bf16 --json >"$TMP/out" 2>"$TMP/err"
+rc=$?
+case $rc in
+  0) pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["precision"] == "bf16" and j["device"] == "cpu" and j["median_ms"] > 0, j
+PY
+     ;;
+  4) expect_grep "^dacpp: error: precision bf16 on the CPU: oneDNN has no bf16 kernels" "$TMP/err" ;;
+  *) echo "FAIL: bench --precision bf16 on the CPU exited $rc"; cat "$TMP/err"; FAILS=$((FAILS + 1)) ;;
+esac
+expect_exit 4 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --precision f16
+expect_grep "^dacpp: error: precision f16 on the CPU: the CPU runs f32 \(the default\) or bf16" "$TMP/err"
+expect_exit 2 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --precision fp8
+expect_grep "^dacpp: error: precision 'fp8'" "$TMP/err"
+
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size 71
 expect_grep '^dacpp: error: .*--size' "$TMP/err"
 expect_exit 2 "$DACPP" bench -m "$MODEL" --size big

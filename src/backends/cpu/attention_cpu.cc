@@ -1,9 +1,13 @@
 // attention on oneDNN: per batch b and chunk of heads × query rows,
 //   S[hb, qc, Nk] = scale · Q[hb, qc, D] · K[hb, Nk, D]ᵀ   (batched matmul, K read transposed through strides)
-//   S = softmax(S) along Nk                               (in place)
-//   out[b, q0:q0+qc, h0:h0+hb, :] = S · V[hb, Nk, D]       (written token-major through dst strides)
-// Only the scores of one chunk live at a time (Scratch::Work), bounded by CpuContext::work_limit_bytes().
+//   P = softmax(S) along Nk                               (in place in f32; into a bf16 copy for bf16 products)
+//   out[b, q0:q0+qc, h0:h0+hb, :] = P · V[hb, Nk, D]       (written token-major through dst strides)
+// Only the scores of one chunk live at a time (Scratch::Work, and Scratch::Weights for bf16 probabilities), bounded by
+// CpuContext::work_limit_bytes(). With CpuContext::bf16_products() (a model loaded in bf16) Q, K, V and P are bf16 —
+// both products on bf16 operands with f32 accumulation; the scores and the softmax stay f32.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "backends/cpu/cpu_ops.h"
@@ -13,30 +17,43 @@
 namespace dacpp::cpu {
 namespace {
 
+// h heads of nq query rows against nk keys, head dim d; the q buffer holds qs rows per head (qs >= nq: a row range
+// of a larger buffer) and k / v nk rows per head.
 struct Dims {
-  int64_t h, nq, nk, d;
+  int64_t h, nq, nk, d, qs;
 };
 
 struct AttentionPlan : Plan {
   dnnl::matmul qk, sv;
-  dnnl::softmax_forward softmax;
-  dnnl::memory::desc q, kt, s, s2d, v, o;
+  dnnl::primitive softmax;
+  dnnl::memory::desc q, kt, s, s2d, p, p2d, v, o;
+  bool bf16 = false;
 };
 
-std::shared_ptr<AttentionPlan> make_plan(CpuContext& c, const Dims& g, int64_t hb, int64_t qc, float scale) {
+std::shared_ptr<AttentionPlan> make_plan(CpuContext& c, const Dims& g, int64_t hb, int64_t qc, float scale, bool bf16) {
   auto p = std::make_shared<AttentionPlan>();
-  p->q = f32_desc({hb, qc, g.d}, {g.nq * g.d, g.d, 1});
-  p->kt = f32_desc({hb, g.d, g.nk}, {g.nk * g.d, 1, g.d});
+  const dt t = bf16 ? dt::bf16 : dt::f32;
+  p->bf16 = bf16;
+  p->q = dnnl::memory::desc({hb, qc, g.d}, t, {g.qs * g.d, g.d, 1});
+  p->kt = dnnl::memory::desc({hb, g.d, g.nk}, t, {g.nk * g.d, 1, g.d});
   p->s = f32_desc({hb, qc, g.nk}, tag::abc);
   p->s2d = f32_desc({hb * qc, g.nk}, tag::ab);
-  p->v = f32_desc({hb, g.nk, g.d}, {g.nk * g.d, g.d, 1});
+  p->p = dnnl::memory::desc({hb, qc, g.nk}, t, tag::abc);
+  p->p2d = dnnl::memory::desc({hb * qc, g.nk}, t, tag::ab);
+  p->v = dnnl::memory::desc({hb, g.nk, g.d}, t, {g.nk * g.d, g.d, 1});
   p->o = f32_desc({hb, qc, g.d}, {g.d, g.h * g.d, 1});
   dnnl::primitive_attr scaled;
   scaled.set_output_scales(0, {scale});
   p->qk = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->q, p->kt, p->s), scaled, c.engine()));
-  dnnl::softmax_forward::desc sd(dnnl::prop_kind::forward_inference, p->s2d, 1);
-  p->softmax = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(sd, c.engine()));
-  p->sv = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->s, p->v, p->o), c.engine()));
+  if (bf16) {
+    dnnl::softmax_v2_forward::desc sd(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate, p->s2d,
+                                      p->p2d, 1);
+    p->softmax = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(sd, c.engine()));
+  } else {
+    dnnl::softmax_forward::desc sd(dnnl::prop_kind::forward_inference, p->s2d, 1);
+    p->softmax = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(sd, c.engine()));
+  }
+  p->sv = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->p, p->v, p->o), c.engine()));
   return p;
 }
 
@@ -48,45 +65,46 @@ void chunking(const Dims& g, size_t limit_bytes, int64_t& hb, int64_t& qc) {
   qc = std::clamp<int64_t>(budget / (hb * g.nk), 1, g.nq);
 }
 
-void run_chunk(CpuContext& c, const AttentionPlan& p, const float* q, const float* k, const float* v, float* s,
+void run_chunk(CpuContext& c, const AttentionPlan& p, const void* q, const void* k, const void* v, float* s, void* pb,
                float* o) {
   const dnnl::engine& e = c.engine();
   dnnl::memory sm = wrap(p.s, e, s);
   p.qk.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.q, e, q)}, {DNNL_ARG_WEIGHTS, wrap(p.kt, e, k)},
                             {DNNL_ARG_DST, sm}});
-  dnnl::memory s2 = wrap(p.s2d, e, s);
-  p.softmax.execute(c.stream(), {{DNNL_ARG_SRC, s2}, {DNNL_ARG_DST, s2}});
-  p.sv.execute(c.stream(), {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wrap(p.v, e, v)},
-                            {DNNL_ARG_DST, wrap(p.o, e, o)}});
+  void* probs = p.bf16 ? pb : s;
+  p.softmax.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.s2d, e, s)}, {DNNL_ARG_DST, wrap(p.p2d, e, probs)}});
+  p.sv.execute(
+      c.stream(),
+      {{DNNL_ARG_SRC, wrap(p.p, e, probs)}, {DNNL_ARG_WEIGHTS, wrap(p.v, e, v)}, {DNNL_ARG_DST, wrap(p.o, e, o)}});
 }
 
-}  // namespace
-
-void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
-  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "attention: oneDNN matmul/softmax");
-  const Dims g{q.dim(1), q.dim(2), k.dim(2), q.dim(3)};
-  const int64_t batch = q.dim(0);
+// q: [batch, H, qs, D] (rows [0, nq) of each head used), k, v: [batch, H, Nk, D], f32 or (bf16) bf16 values;
+// out: [batch, nq, H, D] f32.
+void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, const void* k, const void* v, bool bf16,
+                   float scale, float* out) {
   if (batch == 0 || g.h == 0 || g.nq == 0 || g.d == 0) return;
   c.pool().bind_to_current_thread();
   int64_t hb = 0, qc = 0;
   chunking(g, c.work_limit_bytes(), hb, qc);
-  float* s = static_cast<float*>(c.scratch(Scratch::Work, sizeof(float) * hb * qc * g.nk));
-  const float* qp = static_cast<const float*>(q.raw());
-  const float* kp = static_cast<const float*>(k.raw());
-  const float* vp = static_cast<const float*>(v.raw());
-  float* op = static_cast<float*>(out.raw());
+  const size_t scores = static_cast<size_t>(hb * qc * g.nk);
+  float* s = static_cast<float*>(c.scratch(Scratch::Work, sizeof(float) * scores));
+  void* pb = bf16 ? c.scratch(Scratch::Weights, sizeof(uint16_t) * scores) : nullptr;
+  const size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
+  const auto* qp = static_cast<const char*>(q);
+  const auto* kp = static_cast<const char*>(k);
+  const auto* vp = static_cast<const char*>(v);
   dnnl_call("attention", [&] {
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t h0 = 0; h0 < g.h; h0 += hb) {
         const int64_t nh = std::min(hb, g.h - h0);
         for (int64_t q0 = 0; q0 < g.nq; q0 += qc) {
           const int64_t nr = std::min(qc, g.nq - q0);
-          const std::string key = str_cat("attention h", g.h, " nq", g.nq, " nk", g.nk, " d", g.d, " hb", nh,
-                                          " qc", nr, " s", float_bits(scale));
-          auto p = c.plan<AttentionPlan>(key, [&] { return make_plan(c, g, nh, nr, scale); });
+          const std::string key = str_cat("attention h", g.h, " nq", g.nq, " qs", g.qs, " nk", g.nk, " d", g.d, " hb",
+                                          nh, " qc", nr, " s", float_bits(scale), bf16 ? " bf16" : "");
+          auto p = c.plan<AttentionPlan>(key, [&] { return make_plan(c, g, nh, nr, scale, bf16); });
           const int64_t bh = b * g.h + h0;
-          run_chunk(c, *p, qp + (bh * g.nq + q0) * g.d, kp + bh * g.nk * g.d, vp + bh * g.nk * g.d, s,
-                    op + ((b * g.nq + q0) * g.h + h0) * g.d);
+          run_chunk(c, *p, qp + (bh * g.qs + q0) * g.d * es, kp + bh * g.nk * g.d * es, vp + bh * g.nk * g.d * es, s,
+                    pb, out + ((b * g.nq + q0) * g.h + h0) * g.d);
         }
       }
     }
@@ -94,11 +112,66 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
   });
 }
 
-// The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work), so the
-// result is exactly attention() on the split q, k, v. A row range other than all N takes its queries' rows into the
-// Dst slot ([B, H, Nq, D]) first: attention's rows do not depend on one another, so they are the same bit for bit.
+// f32 → bf16 bits, round to nearest even (NaN stays NaN); inline so the copy loops below vectorise.
+inline uint16_t bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+}  // namespace
+
+void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "attention: oneDNN matmul/softmax");
+  const Dims g{q.dim(1), q.dim(2), k.dim(2), q.dim(3), q.dim(2)};
+  const int64_t batch = q.dim(0);
+  if (!c.bf16_products()) {
+    run_attention(c, g, batch, q.raw(), k.raw(), v.raw(), false, scale, static_cast<float*>(out.raw()));
+    return;
+  }
+  // bf16 products: q, k and v rounded into one bf16 copy (Scratch::Src) first.
+  const int64_t nq = q.numel(), nkv = k.numel();
+  auto* h = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(nq + 2 * nkv)));
+  const float* src[3] = {q.data<float>(), k.data<float>(), v.data<float>()};
+  uint16_t* dst[3] = {h, h + nq, h + nq + nkv};
+  for (int t = 0; t < 3; ++t) {
+    const int64_t n = t == 0 ? nq : nkv;
+    const float* x = src[t];
+    uint16_t* y = dst[t];
+    c.pool().parallel_for(n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = bf16_bits(x[i]);
+    });
+  }
+  run_attention(c, g, batch, dst[0], dst[1], dst[2], true, scale, static_cast<float*>(out.raw()));
+}
+
+// The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work and Weights), so
+// the result is exactly attention() on the split q, k, v. A row range other than all N reads its queries' rows of
+// that split in place (f32: copied into the Dst slot first): attention's rows do not depend on one another, so they
+// are the same bit for bit. For bf16 products the split is written in bf16, rounding in the same pass.
 void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads, nq = out.dim(1);
+  if (c.bf16_products()) {
+    const int64_t per = b * heads * n * d;  // elements of each of q, k, v
+    auto* split = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(3 * per)));
+    const float* x = qkv.data<float>();
+    // qkv [B, N, 3, H, D] → split [3, B, H, N, D], one token's 3·H·D values per step.
+    c.pool().parallel_for(b * n, 16, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t bi = t / n, i = t % n;
+        for (int64_t j = 0; j < 3 * heads; ++j) {
+          const float* row = x + (t * 3 * heads + j) * d;
+          uint16_t* to = split + (j / heads) * per + ((bi * heads + j % heads) * n + i) * d;
+          for (int64_t e = 0; e < d; ++e) to[e] = bf16_bits(row[e]);
+        }
+      }
+    });
+    const Dims g{heads, nq, n, d, n};
+    run_attention(c, g, b, split + row0 * d, split + per, split + 2 * per, true, scale, static_cast<float*>(out.raw()));
+    return;
+  }
   Tensor split = Tensor::view(c.scratch(Scratch::Src, qkv.nbytes()), {3, b, heads, n, d}, DType::F32, Device::cpu(),
                               nullptr, "attention_qkv heads");
   permute(c, qkv.reshape({b, n, 3, heads, d}), {2, 0, 3, 1, 4}, split);

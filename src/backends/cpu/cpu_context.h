@@ -61,6 +61,11 @@ class CpuContext {
   // call for the same slot. Throws OutOfMemory.
   void* scratch(Scratch slot, size_t bytes);
 
+  // Whether products of two activations (attention's q·kᵀ and p·v) run on bf16 operands with f32 accumulation, as a
+  // model loaded in bf16 runs its weights' products (set by its Runner). Off by default: f32.
+  bool bf16_products() const { return bf16_products_; }
+  void set_bf16_products(bool on) { bf16_products_ = on; }
+
   // Bound on an op's chunked working set (attention scores); ops split their work to stay under it.
   size_t work_limit_bytes() const { return work_limit_bytes_; }
   void set_work_limit_bytes(size_t bytes) { work_limit_bytes_ = bytes; }
@@ -76,6 +81,7 @@ class CpuContext {
   size_t capacity_;
   uint64_t created_ = 0;
   size_t work_limit_bytes_ = size_t{8} << 20;
+  bool bf16_products_ = false;
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   std::vector<std::shared_ptr<void>> scratch_;
