@@ -22,13 +22,19 @@ for m in "${MODELS[@]}"; do
   $B/dacpp convert "$ck" -o /tmp/$m.gguf 2>&1
   $B/dacpp_parity /tmp/$m.gguf "$d/input.npy" /tmp/ours/$m 2>&1
   python3 scripts/parity/compare.py "$d" /tmp/ours/$m --tol 1e-4 2>&1
+  # bf16 on the CPU (opt-in): the design's bf16 bound against the same official outputs
+  echo "== $m bf16"
+  $B/dacpp_parity /tmp/$m.gguf "$d/input.npy" /tmp/ours_bf16/$m --precision bf16 2>&1
+  python3 scripts/parity/compare.py "$d" /tmp/ours_bf16/$m --tol 1e-2 --min-corr 0.999 2>&1
 done > "$OUT/parity.txt"
 
-# CPU speed, same machine, same thread count: PyTorch f32 (transformers DA2) then dacpp f32.
+# CPU speed, same machine, same thread count: PyTorch f32 (transformers DA2) then dacpp f32 and bf16.
 python3 .carry/pytorch_da2.py cpu "$T" > "$OUT/torch_cpu.txt" 2>&1
 for m in da2_vits da2_vitb da2_vitl; do
   [ -f /tmp/$m.gguf ] || continue
   $B/dacpp bench -m /tmp/$m.gguf --size 518 --threads "$T" --runs 10 --warmup 2 --json > "$OUT/bench_$m.json" 2>&1
+  $B/dacpp bench -m /tmp/$m.gguf --size 518 --threads "$T" --runs 10 --warmup 2 --precision bf16 --json \
+    > "$OUT/bench_${m}_bf16.json" 2>&1
 done
 # load time from a warm page cache, and peak RSS of a 1-run process, for DA2-S
 [ -f /tmp/da2_vits.gguf ] && $B/dacpp bench -m /tmp/da2_vits.gguf --size 518 --threads "$T" --runs 1 --warmup 0 \

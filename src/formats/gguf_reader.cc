@@ -313,7 +313,9 @@ std::shared_ptr<const ModelFile> read_gguf(const std::string& path) {
   const uint32_t alignment = read_alignment(c, meta);
   std::vector<TensorRecord> records = read_tensors(c, h.tensor_count, alignment);
   const size_t bytes = file->size();
-  return std::make_shared<const ModelFile>(path, std::move(meta), std::move(records), std::move(file), bytes);
+  std::shared_ptr<const MappedFile> mapping = file;
+  return std::make_shared<const ModelFile>(path, std::move(meta), std::move(records), std::move(file), bytes,
+                                           std::move(mapping));
 }
 
 }  // namespace dacpp

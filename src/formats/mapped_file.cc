@@ -45,6 +45,15 @@ std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
   return std::shared_ptr<MappedFile>(new MappedFile(path, static_cast<uint8_t*>(p), size));
 }
 
+void MappedFile::release_pages(const void* p, size_t n) const {
+  if (data_ == nullptr || p == nullptr || n == 0) return;
+  const auto begin = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(data_);
+  if (begin < base || begin - base > size_ || n > size_ - (begin - base)) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page, last = (begin + n) / page * page;
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_) ::munmap(data_, size_);
 }

@@ -24,6 +24,12 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
+  // Gives back this process's copy of the whole pages inside [p, p + n) (madvise MADV_DONTNEED; partial pages at the
+  // ends and anything outside the mapping are left alone): a later read maps the file's bytes again. For ranges
+  // that were never written (a weight already copied elsewhere: weights are never written in place). Advisory: a
+  // failure is ignored.
+  void release_pages(const void* p, size_t n) const;
+
  private:
   MappedFile(std::string path, uint8_t* data, size_t size) : path_(std::move(path)), data_(data), size_(size) {}
 

@@ -136,12 +136,13 @@ size_t MetaValue::array_size() const {
 }
 
 ModelFile::ModelFile(std::string path, std::map<std::string, MetaValue> meta, std::vector<TensorRecord> tensors,
-                     std::shared_ptr<void> keepalive, size_t file_bytes)
+                     std::shared_ptr<void> keepalive, size_t file_bytes, std::shared_ptr<const MappedFile> mapping)
     : path_(std::move(path)),
       meta_(std::move(meta)),
       tensors_(std::move(tensors)),
       keepalive_(std::move(keepalive)),
-      file_bytes_(file_bytes) {
+      file_bytes_(file_bytes),
+      mapping_(std::move(mapping)) {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorRecord& r = tensors_[i];
     if (!by_name_.emplace(r.name, i).second) fail(str_cat("tensor '", r.name, "' appears more than once"));
@@ -194,13 +195,19 @@ Tensor ModelFile::dequantized(const TensorRecord& r) const {
 }
 
 Tensor ModelFile::tensor_f32(const std::string& name, const Shape& expected) const {
-  Tensor t = host_f32(name, expected);
-  return placement_ ? placement_->place(t, /*keep_f32=*/false) : t;
+  return placed_copy(host_f32(name, expected), /*keep_f32=*/false);
 }
 
 Tensor ModelFile::device_f32(const std::string& name, const Shape& expected) const {
-  Tensor t = host_f32(name, expected);
-  return placement_ ? placement_->place(t, /*keep_f32=*/true) : t;
+  return placed_copy(host_f32(name, expected), /*keep_f32=*/true);
+}
+
+Tensor ModelFile::placed_copy(const Tensor& host, bool keep_f32) const {
+  if (!placement_) return host;
+  Tensor placed = placement_->place(host, keep_f32);
+  // A copy was made (a GPU upload, bf16): the mapped f32 bytes need not stay resident.
+  if (mapping_ && placed.raw() != host.raw()) mapping_->release_pages(host.raw(), host.nbytes());
+  return placed;
 }
 
 std::shared_ptr<ModelFile> ModelFile::placed(std::shared_ptr<const WeightPlacement> placement) const {

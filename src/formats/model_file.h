@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "formats/mapped_file.h"
 
 namespace dacpp {
 
@@ -73,8 +74,11 @@ class WeightPlacement {
 
 class ModelFile {
  public:
+  // `mapping`: the file mapping the tensors' bytes lie in, when they do (read_gguf); a placed ModelFile then gives
+  // back the host pages of each weight it has copied (MappedFile::release_pages), so a model on a GPU or in bf16
+  // does not also keep its f32 weights resident.
   ModelFile(std::string path, std::map<std::string, MetaValue> meta, std::vector<TensorRecord> tensors,
-            std::shared_ptr<void> keepalive, size_t file_bytes);
+            std::shared_ptr<void> keepalive, size_t file_bytes, std::shared_ptr<const MappedFile> mapping = nullptr);
 
   const std::string& path() const { return path_; }
   size_t file_bytes() const { return file_bytes_; }
@@ -123,6 +127,8 @@ class ModelFile {
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
+  // `host` through the placement (itself when there is none), its mapped pages given back when copied.
+  Tensor placed_copy(const Tensor& host, bool keep_f32) const;
   Tensor dequantized(const TensorRecord& r) const;
 
   std::string path_;
@@ -132,6 +138,7 @@ class ModelFile {
   std::shared_ptr<void> keepalive_;
   size_t file_bytes_ = 0;
   std::shared_ptr<const WeightPlacement> placement_;
+  std::shared_ptr<const MappedFile> mapping_;
 };
 
 }  // namespace dacpp
