@@ -2,7 +2,7 @@
 // outputs on the tiny fixtures: every stage and output with correlation ≥ 0.999 and relative L2 ≤ 5e-2. The design's
 // bf16 bound (1e-2) is for the full-size models; these tiny random ones amplify more through DA3's exp depth and sky
 // (measured here: DA2 depth 0.3-0.8 %, DA3 mono / metric depth 1.0 %, sky 2.8 %, any-view depth 1.9 %, every backbone
-// and reassemble stage ≤ 0.61 %), the tolerance the GPU's bf16 test of a tiny model uses (device_io_cuda_test.cc).
+// and reassemble stage ≤ 0.6 %), the tolerance the GPU's bf16 test of a tiny model uses (device_io_cuda_test.cc).
 // A broken bf16 path (layout, dtype, plan) is off by O(1). DACPP_PARITY_VERBOSE=1 prints the errors.
 #include <gtest/gtest.h>
 
