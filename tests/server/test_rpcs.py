@@ -7,7 +7,7 @@ import unittest
 
 import grpc
 
-from server_harness import grpc_error, IMAGE, image_b64, pb, ServerTestCase, TINY_MODEL
+from server_harness import FAST_OPTIONS, grpc_error, IMAGE, image_b64, pb, ServerTestCase, TINY_MODEL
 
 
 class RpcTest(ServerTestCase):
@@ -132,6 +132,23 @@ class RpcTest(ServerTestCase):
         # DA2 resizes its output back to the image, so the processing size shows in the values, not the shape.
         self.assertEqual(len(small.depth), len(large.depth))
         self.assertNotEqual(list(small.depth), list(large.depth))
+
+    def test_load_options_precision_on_the_cpu(self):
+        # f32 by default; bf16 opt-in (where oneDNN has bf16 kernels for this CPU: else a clear E_UNSUPPORTED);
+        # f16 is a GPU precision.
+        f32 = self.depth(include_depth=True)
+        r = self.srv.load(options=list(FAST_OPTIONS) + ["precision:bf16"])
+        if r.success:
+            bf16 = self.depth(include_depth=True)
+            self.assertEqual(len(bf16.depth), len(f32.depth))
+            self.assertNotEqual(list(bf16.depth), list(f32.depth))
+        else:
+            self.assertIn("[dacpp:E_UNSUPPORTED]", r.message)
+            self.assertIn("precision bf16 on the CPU", r.message)
+        r = self.srv.load(options=list(FAST_OPTIONS) + ["precision:f16"])
+        self.assertFalse(r.success)
+        self.assertIn("[dacpp:E_UNSUPPORTED]", r.message)
+        self.assertIn("precision f16 on the CPU", r.message)
 
     def test_free_then_depth_needs_a_model(self):
         r = self.srv.call("Free")
