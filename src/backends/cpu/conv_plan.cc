@@ -9,17 +9,16 @@ std::optional<dnnl::reorder> reorder_between(CpuContext& c, const dnnl::memory::
   return dnnl::reorder(dnnl::reorder::primitive_desc(c.engine(), from, c.engine(), to));
 }
 
-// The memory the primitive reads: the user's bytes, or a scratch copy in the primitive's layout.
-dnnl::memory stage_in(CpuContext& c, const std::optional<dnnl::reorder>& r, const dnnl::memory::desc& user,
-                      const dnnl::memory::desc& chosen, const void* data, Scratch slot) {
+}  // namespace
+
+dnnl::memory staged_operand(CpuContext& c, const std::optional<dnnl::reorder>& r, const dnnl::memory::desc& user,
+                            const dnnl::memory::desc& chosen, const void* data, Scratch slot) {
   dnnl::memory um = wrap(user, c.engine(), data);
   if (!r) return um;
   dnnl::memory cm(chosen, c.engine(), c.scratch(slot, chosen.get_size()));
   r->execute(c.stream(), um, cm);
   return cm;
 }
-
-}  // namespace
 
 void plan_conv_reorders(CpuContext& c, ConvPlan& p) {
   p.src_in = reorder_between(c, p.src_user, p.src);
@@ -28,8 +27,8 @@ void plan_conv_reorders(CpuContext& c, ConvPlan& p) {
 }
 
 void run_conv_plan(CpuContext& c, const ConvPlan& p, const void* x, const void* w, const void* bias, void* y) {
-  dnnl::memory src = stage_in(c, p.src_in, p.src_user, p.src, x, Scratch::Src);
-  dnnl::memory wei = stage_in(c, p.wei_in, p.wei_user, p.wei, w, Scratch::Weights);
+  dnnl::memory src = staged_operand(c, p.src_in, p.src_user, p.src, x, Scratch::Src);
+  dnnl::memory wei = staged_operand(c, p.wei_in, p.wei_user, p.wei, w, Scratch::Weights);
   dnnl::memory user_dst = wrap(p.dst_user, c.engine(), y);
   dnnl::memory dst = p.dst_out ? dnnl::memory(p.dst, c.engine(), c.scratch(Scratch::Dst, p.dst.get_size()))
                                : user_dst;

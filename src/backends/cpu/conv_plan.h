@@ -17,6 +17,11 @@ struct ConvPlan : Plan {
   std::optional<dnnl::reorder> src_in, wei_in, dst_out;
 };
 
+// The memory a primitive reads for one operand: the caller's bytes as `user` describes them, or, when `r` is set, a
+// copy in `chosen` (another layout or dtype) made by `r` into scratch `slot`. Call inside dnnl_call().
+dnnl::memory staged_operand(CpuContext& c, const std::optional<dnnl::reorder>& r, const dnnl::memory::desc& user,
+                            const dnnl::memory::desc& chosen, const void* data, Scratch slot);
+
 // Fills the reorders of `p` from its user and chosen descriptors (call after p.prim/src/wei/dst are set).
 void plan_conv_reorders(CpuContext& c, ConvPlan& p);
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/cpu/conv_plan.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/dnnl_util.h"
 #include "core/fault.h"
@@ -61,18 +62,9 @@ void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
                                   dtype_name(x.dtype()), " w", dtype_name(w.dtype()));
   dnnl_call("linear", [&] {
     auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act, x_dt, w_dt); });
-    // An operand the product reads in another dtype than the caller's goes through a scratch copy.
-    const auto operand = [&](const std::optional<dnnl::reorder>& r, const dnnl::memory::desc& user,
-                             const dnnl::memory::desc& prod, const void* data, Scratch slot) {
-      dnnl::memory um = wrap(user, c.engine(), data);
-      if (!r) return um;
-      dnnl::memory pm(prod, c.engine(), c.scratch(slot, prod.get_size()));
-      r->execute(c.stream(), um, pm);
-      return pm;
-    };
     std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, operand(p->src_in, p->src_user, p->src, x.raw(), Scratch::Src)},
-        {DNNL_ARG_WEIGHTS, operand(p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights)},
+        {DNNL_ARG_SRC, staged_operand(c, p->src_in, p->src_user, p->src, x.raw(), Scratch::Src)},
+        {DNNL_ARG_WEIGHTS, staged_operand(c, p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights)},
         {DNNL_ARG_DST, wrap(p->dst, c.engine(), y.raw())}};
     if (has_bias) args[DNNL_ARG_BIAS] = wrap(p->bias, c.engine(), bias.raw());
     p->prim.execute(c.stream(), args);
