@@ -6,6 +6,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/thread_pool.h"
 #include "formats/half.h"
@@ -33,6 +34,7 @@ Tensor DevicePlacement::place(const Tensor& host, bool keep_f32) const {
 }
 
 HostBf16Placement::HostBf16Placement() {
+  DACPP_FAULT_POINT("cpu.bf16", ErrorCode::Unsupported, "precision bf16 on the CPU: oneDNN has no bf16 kernels");
   const cpu::Bf16Support& s = cpu::bf16_support();
   DACPP_CHECK(s.refusal.empty(), ErrorCode::Unsupported, "precision bf16 on the CPU: ", s.refusal,
               "; load with precision f32");

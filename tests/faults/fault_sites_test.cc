@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_ops.h"
 #include "core/error.h"
 #include "core/fault.h"
 #include "dacpp.h"
@@ -17,8 +18,8 @@
 #include "engine/runner.h"
 #include "io/image.h"
 #include "io/writers.h"
-#include "util/scratch.h"
 #include "util/runner_options.h"
+#include "util/scratch.h"
 
 namespace dacpp {
 namespace {
@@ -124,6 +125,19 @@ TEST_F(FaultSites, FileReadOfAModelAndOfAnImage) {
   // The site fired once; the next load works and a runner over it agrees with the first.
   Runner other(Model::load(kModel), ::dacpp::testing::runner_options(1));
   EXPECT_EQ(values(other.run(*image_, options()).depth), *baseline_);
+}
+
+// A CPU without oneDNN bf16 kernels, simulated: loading in bf16 is Unsupported at load, nothing half-built; the next
+// load works (where this CPU has the kernels).
+TEST_F(FaultSites, Bf16OnACpuWithoutKernels) {
+  LoadOptions lo;
+  lo.precision = DType::BF16;
+  fault::configure("cpu.bf16");
+  expect_injected([&] { Model::load(kModel, lo); }, ErrorCode::Unsupported, "cpu.bf16");
+  expect_serves();
+  if (!cpu::bf16_support().refusal.empty()) return;
+  Runner bf16(Model::load(kModel, lo), ::dacpp::testing::runner_options(1));
+  EXPECT_EQ(bf16.run(*image_, options()).depth.numel(), static_cast<int64_t>(baseline_->size()));
 }
 
 TEST_F(FaultSites, FileMmapOfAModel) {
