@@ -41,6 +41,7 @@ std::string resolve_model_path(const backend::ModelOptions& o) {
 LoadSettings parse_load_settings(const backend::ModelOptions& o) {
   LoadSettings s;
   s.runner.threads = std::max(0, o.threads());
+  bool device_given = false, precision_given = false;
   for (const std::string& opt : o.options()) {
     const size_t colon = opt.find(':');
     const std::string key = opt.substr(0, colon);
@@ -59,14 +60,26 @@ LoadSettings parse_load_settings(const backend::ModelOptions& o) {
       s.load.metric_model = value[0] == '/' || o.modelpath().empty() ? value : o.modelpath() + "/" + value;
     } else if (key == "device") {
       s.load.device = parse_device(value);
+      device_given = true;
     } else if (key == "precision") {
       s.load.precision = parse_precision(value);
+      precision_given = true;
     } else if (key == "ray_pose") {
       s.run.ray_pose = parse_bool_option(opt, key, value);
       s.load.import.with_aux = s.run.ray_pose;
     } else {
       std::fprintf(stderr, "dacpp: warn: LoadModel: ignoring unknown option '%s'\n", opt.c_str());
     }
+  }
+  // LocalAI's model flags (YAML `cuda: true`, `main_gpu: N`, `f16: true`) where no option says otherwise.
+  if (o.cuda() && !device_given) s.load.device = parse_device(o.maingpu().empty() ? "cuda" : "cuda:" + o.maingpu());
+  if (o.f16memory() && !precision_given) {
+    if (s.load.device.kind != DeviceKind::Cpu)
+      s.load.precision = DType::F16;
+    else
+      std::fprintf(stderr,
+                   "dacpp: warn: LoadModel: F16Memory ignored on the CPU (it runs f32, or bf16 with the "
+                   "option precision:bf16)\n");
   }
   return s;
 }

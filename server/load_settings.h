@@ -1,5 +1,7 @@
 // LoadModel's ModelOptions → what the worker loads and how it runs: the model path (ModelFile, else Model joined
-// with ModelPath) and the Options strings ("key:value": size, threads, resize_to_input, metric_model, ray_pose).
+// with ModelPath), the Options strings ("key:value": size, threads, resize_to_input, metric_model, ray_pose, device,
+// precision) and LocalAI's flags CUDA (+ MainGPU: the device cuda[:N]) and F16Memory (precision f16 on a GPU), which
+// the device / precision options override.
 // Pure functions (no engine calls), fuzzed by tests/fuzz/fuzz_load_options.cc.
 #pragma once
 

@@ -150,6 +150,24 @@ class RpcTest(ServerTestCase):
         self.assertIn("[dacpp:E_UNSUPPORTED]", r.message)
         self.assertIn("precision f16 on the CPU", r.message)
 
+    def test_localai_cuda_and_f16_flags(self):
+        # F16Memory (YAML `f16: true`) is a GPU precision: on the CPU it is ignored with a warning, same depth.
+        f32 = self.depth(include_depth=True)
+        self.assertTrue(self.srv.load(F16Memory=True).success)
+        self.assertEqual(list(self.depth(include_depth=True).depth), list(f32.depth))
+        # CUDA (YAML `cuda: true`) asks for the GPU: here a clear error (no CUDA in this build, or no GPU answers),
+        # on a GPU machine a load.
+        r = self.srv.load(CUDA=True)
+        if not r.success:
+            self.assertTrue("[dacpp:E_UNSUPPORTED]" in r.message or "[dacpp:E_BACKEND]" in r.message, r.message)
+            self.assertIn("cuda", r.message)
+        r = self.srv.load(CUDA=True, MainGPU="x")
+        self.assertFalse(r.success)
+        self.assertIn("[dacpp:E_INVALID_ARGUMENT]", r.message)
+        self.assertIn("device 'cuda:x'", r.message)
+        # An explicit device option wins over the flag.
+        self.assertTrue(self.srv.load(options=list(FAST_OPTIONS) + ["device:cpu"], CUDA=True).success)
+
     def test_free_then_depth_needs_a_model(self):
         r = self.srv.call("Free")
         self.assertTrue(r.success, r.message)
