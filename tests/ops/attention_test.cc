@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backends/cpu/cpu_context.h"
+#include "backends/cpu/cpu_ops.h"
 #include "ops/op_test_util.h"
 #include "ops/permute.h"
 #include "reference/reference.h"
@@ -112,16 +113,19 @@ TEST(AttentionQkvTest, BadShapesAreNamed) {
 }
 
 // attention_qkv_rows: a chunk's queries against every token's keys and values are those rows of attention_qkv,
-// bit for bit (the rows of one image apart: [b, row0 : row0 + nq]).
+// bit for bit (the rows of one image apart: [b, row0 : row0 + nq]); with f32 and with bf16 products (a bf16 model).
 TEST(AttentionQkvRowsTest, EqualsTheRowsOfTheWhole) {
-  for (auto [b, n, h, d] : {std::array<int64_t, 4>{1, 37, 6, 64}, {2, 21, 3, 16}}) {
+  for (auto [b, n, h, d, bf16] :
+       {std::array<int64_t, 5>{1, 37, 6, 64, 0}, {2, 21, 3, 16, 0}, {1, 37, 6, 64, 1}, {2, 21, 3, 16, 1}}) {
+    if (bf16 && !cpu::bf16_support().refusal.empty()) continue;
     ops::Context ctx;
+    ctx.cpu().set_bf16_products(bf16 != 0);
     Tensor qkv = test::random_tensor({b, n, 3 * h * d}, 11, 1.f, "qkv");
     Tensor whole = test::output_tensor({b, n, h, d});
     const float scale = 1.f / std::sqrt(static_cast<float>(d));
     ops::attention_qkv(ctx, qkv, h, scale, whole);
     for (auto [row0, nq] : {std::pair<int64_t, int64_t>{0, 5}, {5, n - 5}, {n - 1, 1}, {3, 0}, {0, n}}) {
-      SCOPED_TRACE(str_cat(b, "x", n, " h", h, " rows [", row0, ", ", row0 + nq, ")"));
+      SCOPED_TRACE(str_cat(b, "x", n, " h", h, bf16 ? " bf16" : "", " rows [", row0, ", ", row0 + nq, ")"));
       Tensor got = test::output_tensor({b, nq, h, d});
       ops::attention_qkv_rows(ctx, qkv, h, scale, row0, got);
       const size_t row_bytes = static_cast<size_t>(h * d) * sizeof(float);

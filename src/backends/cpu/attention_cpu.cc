@@ -148,28 +148,32 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 // The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work and Weights), so
-// the result is exactly attention() on the split q, k, v. A row range other than all N reads its queries' rows of
-// that split in place (f32: copied into the Dst slot first): attention's rows do not depend on one another, so they
-// are the same bit for bit. For bf16 products the split is written in bf16, rounding in the same pass.
+// the result is exactly attention() on the split q, k, v. A row range other than all N takes its queries' rows into
+// the Dst slot first: attention's rows do not depend on one another, so they are the same bit for bit. For bf16
+// products the split is written in bf16, rounding in the same pass, with only the rows' queries (dense, likewise).
 void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads, nq = out.dim(1);
   if (c.bf16_products()) {
-    const int64_t per = b * heads * n * d;  // elements of each of q, k, v
-    auto* split = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(3 * per)));
+    // q of the rows asked for, dense [B, H, Nq, D], then k and v [B, H, N, D] each.
+    const int64_t qn = b * heads * nq * d, per = b * heads * n * d;
+    auto* split = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(qn + 2 * per)));
+    uint16_t* kv = split + qn;
     const float* x = qkv.data<float>();
-    // qkv [B, N, 3, H, D] → split [3, B, H, N, D], one token's 3·H·D values per step.
+    // qkv [B, N, 3, H, D] → those, one token's 3·H·D values per step.
     c.pool().parallel_for(b * n, 16, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t bi = t / n, i = t % n;
-        for (int64_t j = 0; j < 3 * heads; ++j) {
+        const bool query = i >= row0 && i < row0 + nq;
+        for (int64_t j = query ? 0 : heads; j < 3 * heads; ++j) {
+          const int64_t hi = j % heads;
           const float* row = x + (t * 3 * heads + j) * d;
-          uint16_t* to = split + (j / heads) * per + ((bi * heads + j % heads) * n + i) * d;
+          uint16_t* to = j < heads ? split + ((bi * heads + hi) * nq + i - row0) * d
+                                   : kv + (j / heads - 1) * per + ((bi * heads + hi) * n + i) * d;
           for (int64_t e = 0; e < d; ++e) to[e] = bf16_bits(row[e]);
         }
       }
     });
-    const Dims g{heads, nq, n, d, n};
-    run_attention(c, g, b, split + row0 * d, split + per, split + 2 * per, true, scale, static_cast<float*>(out.raw()));
+    run_attention(c, Dims{heads, nq, n, d, nq}, b, split, kv, kv + per, true, scale, static_cast<float*>(out.raw()));
     return;
   }
   Tensor split = Tensor::view(c.scratch(Scratch::Src, qkv.nbytes()), {3, b, heads, n, d}, DType::F32, Device::cpu(),
