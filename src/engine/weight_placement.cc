@@ -49,15 +49,19 @@ Tensor HostBf16Placement::place(const Tensor& host, bool keep_f32) const {
   Tensor t = Tensor::empty(host.shape(), DType::BF16, host.name());
   const float* src = host.data<float>();
   auto* dst = static_cast<uint16_t*>(t.raw());
-  std::atomic<int64_t> overflow{-1};
+  std::atomic<bool> overflow{false};
   ThreadPool pool;
   pool.parallel_for(n, int64_t{1} << 18, [&](int64_t b, int64_t e) {
+    uint32_t inf = 0;  // branch-free, so the loop vectorises; the source is finite, so an all-ones exponent overflowed
     for (int64_t i = b; i < e; ++i) {
       dst[i] = f32_to_bf16(src[i]);
-      if ((dst[i] & 0x7f80u) == 0x7f80u) overflow.store(i, std::memory_order_relaxed);
+      inf |= static_cast<uint32_t>((dst[i] & 0x7f80u) == 0x7f80u);
     }
+    if (inf != 0) overflow.store(true, std::memory_order_relaxed);
   });
-  const int64_t at = overflow.load();
+  int64_t at = -1;
+  for (int64_t i = 0; overflow.load() && at < 0 && i < n; ++i)
+    if ((dst[i] & 0x7f80u) == 0x7f80u) at = i;
   DACPP_CHECK(at < 0, ErrorCode::InvalidModel, "tensor '", host.name(), "': value ", src[at < 0 ? 0 : at], " at index ",
               at, " overflows bf16 (precision bf16 on the CPU); load with precision f32");
   bytes_ += t.nbytes();

@@ -65,11 +65,4 @@ float bf16_to_f32(uint16_t h) {
   return bits_float(static_cast<uint32_t>(h) << 16);
 }
 
-uint16_t f32_to_bf16(float f) {
-  const uint32_t u = float_bits(f);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // keep NaN a NaN
-  const uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>((u + rounding) >> 16);
-}
-
 }  // namespace dacpp

@@ -143,5 +143,22 @@ TEST(Bf16CpuLoad, F16IsAGpuPrecisionAndF32StaysTheDefault) {
   }
 }
 
+// f32's largest values round past bf16's largest: refused at load, naming the tensor (never an inf weight).
+TEST(Bf16CpuLoad, AWeightPastBf16sRangeIsNamed) {
+  if (!cpu::bf16_support().refusal.empty()) GTEST_SKIP() << cpu::bf16_support().refusal;
+  testing::SyntheticModel synth;
+  synth.fill_tensor("vit.blk.1.mlp_fc1.weight", 3.4e38f);
+  LoadOptions lo;
+  lo.precision = DType::BF16;
+  try {
+    Model::from_file(synth.build(), lo);
+    FAIL() << "a weight of 3.4e38 loaded in bf16";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+    EXPECT_NE(std::string(e.what()).find("overflows bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(Model::from_file(synth.build()));  // f32 holds it
+}
+
 }  // namespace
 }  // namespace dacpp

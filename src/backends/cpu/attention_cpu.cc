@@ -13,6 +13,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/dnnl_util.h"
 #include "core/fault.h"
+#include "formats/half.h"
 
 namespace dacpp::cpu {
 namespace {
@@ -112,15 +113,6 @@ void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, c
   });
 }
 
-// f32 → bf16 bits, round to nearest even (NaN stays NaN); inline so the copy loops below vectorise.
-inline uint16_t bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
 }  // namespace
 
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
@@ -141,7 +133,7 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
     const float* x = src[t];
     uint16_t* y = dst[t];
     c.pool().parallel_for(n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y[i] = bf16_bits(x[i]);
+      for (int64_t i = b; i < e; ++i) y[i] = f32_to_bf16(x[i]);
     });
   }
   run_attention(c, g, batch, dst[0], dst[1], dst[2], true, scale, static_cast<float*>(out.raw()));
@@ -169,7 +161,7 @@ void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale,
           const float* row = x + (t * 3 * heads + j) * d;
           uint16_t* to = j < heads ? split + ((bi * heads + hi) * nq + i - row0) * d
                                    : kv + (j / heads - 1) * per + ((bi * heads + hi) * n + i) * d;
-          for (int64_t e = 0; e < d; ++e) to[e] = bf16_bits(row[e]);
+          for (int64_t e = 0; e < d; ++e) to[e] = f32_to_bf16(row[e]);
         }
       }
     });
