@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/cpu_ops.h"
 #include "engine/model.h"
@@ -128,6 +129,43 @@ TEST_F(Bf16Cpu, AnyViewThreeViewsWithinTheBf16Bound) {
   expect_bf16_close("depth_conf", r.conf, d + "depth_conf.npy");
   expect_bf16_close("extrinsics", r.extrinsics, d + "extrinsics.npy");
   expect_bf16_close("intrinsics", r.intrinsics, d + "intrinsics.npy");
+}
+
+// DA3 nested (any-view + metric branch, aligned to metres): both branches load in bf16. The alignment thresholds the
+// metric sky score (0.3): a pixel whose score crosses it takes the sky depth, so a rounding there is a jump, not an
+// error of the bf16 size (in this tiny model 1.1 % of the pixels cross it, and they alone are > 5 % off). The test
+// bounds the crossings and holds the pixels classified alike to the bf16 bound.
+TEST_F(Bf16Cpu, NestedWithinTheBf16BoundWhereTheSkyMaskAgrees) {
+  const std::string dir = kDir + "da3nested_tiny";
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << "fixture da3nested_tiny absent";
+  Runner runner(load(dir, DType::BF16), ::dacpp::testing::runner_options(2));
+  ForwardResult r = runner.forward(fixture_input(dir), /*dump_stages=*/true);
+  const Tensor sky = r.dumps.tensors["metric_sky"], ref_sky = load_npy(dir + "/metric_sky.npy");
+  const Tensor depth = load_npy(dir + "/depth.npy"), conf = load_npy(dir + "/depth_conf.npy");
+  ASSERT_TRUE(sky.defined() && ref_sky.defined() && depth.defined() && conf.defined());
+  ASSERT_EQ(sky.numel(), ref_sky.numel());
+  ASSERT_EQ(r.depth.numel(), sky.numel());
+  std::vector<float> got_d, ref_d, got_c, ref_c;
+  for (int64_t i = 0; i < sky.numel(); ++i) {
+    if ((sky.data<float>()[i] >= 0.3f) != (ref_sky.data<float>()[i] >= 0.3f)) continue;
+    got_d.push_back(r.depth.data<float>()[i]), ref_d.push_back(depth.data<float>()[i]);
+    got_c.push_back(r.conf.data<float>()[i]), ref_c.push_back(conf.data<float>()[i]);
+  }
+  const int64_t kept = static_cast<int64_t>(got_d.size());
+  EXPECT_GE(kept, sky.numel() * 98 / 100) << "more than 2 % of the pixels crossed the sky threshold";
+  const auto t = [](const std::vector<float>& v) { return Tensor::from_vector({static_cast<int64_t>(v.size())}, v); };
+  const auto check = [&](const char* what, const Tensor& got, const Tensor& ref) {
+    const double e = rel_l2(got, ref), c = correlation(got, ref);
+    EXPECT_LE(e, kRelTol) << what;
+    EXPECT_GE(c, kMinCorr) << what;
+    if (std::getenv("DACPP_PARITY_VERBOSE") != nullptr)
+      std::printf("  bf16 nested %-10s rel L2 %.3g  corr %.6f  (%lld of %lld pixels)\n", what, e, c,
+                  static_cast<long long>(kept), static_cast<long long>(sky.numel()));
+  };
+  check("depth", t(got_d), t(ref_d));
+  check("depth_conf", t(got_c), t(ref_c));
+  expect_bf16_close("extrinsics", r.extrinsics, dir + "/extrinsics.npy");
+  expect_bf16_close("intrinsics", r.intrinsics, dir + "/intrinsics.npy");
 }
 
 TEST(Bf16CpuLoad, F16IsAGpuPrecisionAndF32StaysTheDefault) {
