@@ -1,7 +1,6 @@
 #include "engine/weight_placement.h"
 
 #include <atomic>
-#include <cmath>
 
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"

@@ -15,7 +15,7 @@ assert (j["width"], j["height"], j["batch"], j["runs"], j["threads"]) == (70, 70
 PY
 
 expect_exit 0 "$DACPP" bench -m "$MODEL" --size 84x56 --runs 2 --warmup 0 --batch 2
-expect_grep 'input 84x56 +batch 2' "$TMP/out"
+expect_grep 'input 84x56 +batch 2 .*device cpu +precision f32' "$TMP/out"
 expect_grep 'median [0-9.]+ ms' "$TMP/out"
 
 # --rays: DA3 any-view with its ray branch (the checkpoint folder keeps the aux head); refused without one.

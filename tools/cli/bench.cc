@@ -159,8 +159,9 @@ Command register_bench(CLI::App& app) {
             if (o->json) {
               std::printf("%s\n", j.dump(2).c_str());
             } else {
-              std::printf("model %s  input %dx%d  batch %d  threads %d\n", o->model.c_str(), w, h, o->batch,
-                          j["threads"].get<int>());
+              std::printf("model %s  input %dx%d  batch %d  threads %d  device %s  precision %s\n", o->model.c_str(), w,
+                          h, o->batch, j["threads"].get<int>(), device_name(model->device()).c_str(),
+                          dtype_name(model->precision()));
               std::printf("load %.1f ms | median %.2f ms (min %.2f, max %.2f) over %d runs | %.2f img/s | "
                           "peak RSS %.1f MB\n",
                           load_ms, median, times.front(), times.back(), o->runs, j["images_per_s"].get<double>(),
