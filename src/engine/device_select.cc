@@ -1,5 +1,6 @@
 #include "engine/device_select.h"
 
+#include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -35,6 +36,11 @@ DType parse_precision(const std::string& s) {
   if (s == "f16" || s == "fp16") return DType::F16;
   if (s == "f32" || s == "fp32") return DType::F32;
   DACPP_THROW(ErrorCode::InvalidArgument, "precision '", s, "': expected bf16, f16 or f32");
+}
+
+CpuInfo cpu_info() {
+  const cpu::Bf16Support& s = cpu::bf16_support();
+  return CpuInfo{s.isa, s.refusal.empty(), s.native};
 }
 
 }  // namespace dacpp

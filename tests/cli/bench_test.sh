@@ -44,7 +44,9 @@ expect_grep "^dacpp: error: runner: row_chunks 5 is not within 1..4" "$TMP/err"
 expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --json
 pycheck "$TMP/out" <<'PY'
 import json, sys
-assert json.load(open(sys.argv[1]))["precision"] == "f32"
+j = json.load(open(sys.argv[1]))
+assert j["precision"] == "f32", j
+assert isinstance(j["cpu_isa"], str) and j["cpu_isa"] and isinstance(j["cpu_bf16_native"], bool), j
 PY
 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --precision bf16 --json >"$TMP/out" 2>"$TMP/err"
 rc=$?

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/device_flags.h"
 #include "core/error.h"
+#include "engine/device_select.h"
 #include "engine/model.h"
 #include "engine/runner.h"
 
@@ -127,6 +128,7 @@ Command register_bench(CLI::App& app) {
             };
             const Runner::DeviceMemory mem = runner.device_memory();
             const double median = times[times.size() / 2];
+            const CpuInfo cpu = cpu_info();
             nlohmann::json j = {{"model", o->model},
                                 {"width", w},
                                 {"rays", o->rays},
@@ -143,6 +145,8 @@ Command register_bench(CLI::App& app) {
                                 {"peak_rss_mb", peak_rss_kb() / 1024.0},
                                 {"device", device_name(model->device())},
                                 {"precision", dtype_name(model->precision())},
+                                {"cpu_isa", cpu.isa},
+                                {"cpu_bf16_native", cpu.bf16_native},
                                 {"device_weight_mb", model->device_weight_bytes() / 1048576.0},
                                 {"device_runner_peak_mb", mem.peak_bytes / 1048576.0},
                                 {"device_total_peak_mb", (model->device_weight_bytes() + mem.peak_bytes) / 1048576.0},
