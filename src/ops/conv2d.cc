@@ -200,8 +200,7 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
   using namespace detail;
   constexpr const char* op = "conv_transpose2d_tokens";
   check_common(ctx, op, x, weight, bias, y, /*x_rank=*/3);
-  DACPP_CHECK(h >= 1 && w >= 1 && x.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label("x", x), " has shape ",
-              shape_str(x.shape()), ", expected [N, ", h, "·", w, ", C]");
+  check_token_grid(op, "x", x, h, w);
   check_deconv(op, x, x.dim(0), x.dim(2), h, w, weight, bias, y, stride);
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
@@ -220,8 +219,7 @@ void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, 
   check_dtype(ctx, op, "y", y, dt);
   check_rank(op, "tokens", tokens, 3);
   check_rank(op, "y", y, 2);
-  DACPP_CHECK(h >= 1 && w >= 1 && tokens.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label("tokens", tokens),
-              " has shape ", shape_str(tokens.shape()), ", expected [N, ", h, "·", w, ", C]");
+  check_token_grid(op, "tokens", tokens, h, w);
   DACPP_CHECK(ky0 >= 0 && kyn >= 1 && ky0 + kyn <= 3, ErrorCode::InvalidArgument, op, ": kernel rows [", ky0, ", ",
               ky0 + kyn, ") are not within [0, 3)");
   const int64_t c = tokens.dim(2), taps = 3 * int64_t{kyn};

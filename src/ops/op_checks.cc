@@ -64,6 +64,11 @@ void check_rank(const char* op, const char* role, const Tensor& t, int rank) {
               shape_str(t.shape()), ", expected rank ", rank);
 }
 
+void check_token_grid(const char* op, const char* role, const Tensor& t, int64_t h, int64_t w) {
+  DACPP_CHECK(h >= 1 && w >= 1 && t.dim(1) == h * w, ErrorCode::InvalidArgument, op, ": ", label(role, t),
+              " has shape ", shape_str(t.shape()), ", expected [N, ", h, "·", w, ", C]");
+}
+
 void check_min_rank(const char* op, const char* role, const Tensor& t, int rank) {
   DACPP_CHECK(t.rank() >= rank, ErrorCode::InvalidArgument, op, ": tensor ", label(role, t), " has shape ",
               shape_str(t.shape()), ", expected rank >= ", rank);

@@ -33,6 +33,9 @@ void check_weight(const Context& ctx, const char* op, const char* role, const Te
 DType check_resize_pair(const Context& ctx, const char* op, const Tensor& x, const Tensor& y);
 
 void check_rank(const char* op, const char* role, const Tensor& t, int rank);
+// t is [N, h·w, C] tokens of an h × w grid (h, w >= 1; InvalidArgument naming t and the grid otherwise); rank checked
+// by the caller.
+void check_token_grid(const char* op, const char* role, const Tensor& t, int64_t h, int64_t w);
 void check_min_rank(const char* op, const char* role, const Tensor& t, int rank);
 void check_shape(const char* op, const char* role, const Tensor& t, const Shape& want);
 // Non-empty a and b do not start at the same address.
