@@ -38,7 +38,6 @@ std::shared_ptr<const Model> Model::from_file(std::shared_ptr<const ModelFile> f
   m->precision_ = precision;
   if (placement) {
     m->device_ = options.device;
-    m->act_dtype_ = precision;
     m->device_weight_bytes_ = placement->bytes();
   }
   return m;

@@ -43,7 +43,7 @@ class Model {
   const models::DepthModel& net() const { return *net_; }
   const Device& device() const { return device_; }
   // The activation dtype of Runners over this model: F32 on the CPU, the load precision on a GPU.
-  DType act_dtype() const { return act_dtype_; }
+  DType act_dtype() const { return device_.is_cpu() ? DType::F32 : precision_; }
   // The precision the model was loaded in (LoadOptions::precision, its default resolved for the device).
   DType precision() const { return precision_; }
   // Bytes of weights uploaded to the device (0 on the CPU).
@@ -56,7 +56,6 @@ class Model {
   std::unique_ptr<const models::DepthModel> net_;  // declared after file_: destroyed first (its device weights
                                                   // live in the placement that file_ holds)
   Device device_ = Device::cpu();
-  DType act_dtype_ = DType::F32;
   DType precision_ = DType::F32;
   size_t device_weight_bytes_ = 0;
 };
