@@ -140,6 +140,33 @@ TEST_F(FaultSites, Bf16OnACpuWithoutKernels) {
   EXPECT_EQ(bf16.run(*image_, options()).depth.numel(), static_cast<int64_t>(baseline_->size()));
 }
 
+// Every oneDNN call of a bf16 run in turn, attention's bf16 path among them: each fault is a Backend error naming the
+// op, and the runner then serves the next request.
+TEST_F(FaultSites, DnnlCallDuringABf16Run) {
+  if (!cpu::bf16_support().refusal.empty()) GTEST_SKIP() << cpu::bf16_support().refusal;
+  LoadOptions lo;
+  lo.precision = DType::BF16;
+  Runner bf16(Model::load(kModel, lo), ::dacpp::testing::runner_options(1));
+  const std::vector<float> want = values(bf16.run(*image_, options()).depth);
+  bool attention_hit = false;
+  int n = 1;
+  for (; n <= 400; ++n) {
+    fault::configure("dnnl.call:" + std::to_string(n));
+    try {
+      bf16.run(*image_, options());
+      break;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::Backend) << e.what();
+      EXPECT_NE(std::string(e.what()).find("injected fault at dnnl.call"), std::string::npos) << e.what();
+      attention_hit = attention_hit || std::string(e.what()).find("attention:") != std::string::npos;
+    }
+    fault::configure("");
+    EXPECT_EQ(values(bf16.run(*image_, options()).depth), want);
+  }
+  EXPECT_LT(n, 400) << "the run never completed";
+  EXPECT_TRUE(attention_hit);
+}
+
 TEST_F(FaultSites, FileMmapOfAModel) {
   fault::configure("file.mmap");
   expect_injected([] { Model::load(kModel); }, ErrorCode::Io, "file.mmap");

@@ -83,6 +83,7 @@ void run_chunk(CpuContext& c, const AttentionPlan& p, const void* q, const void*
 // out: [batch, nq, H, D] f32.
 void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, const void* k, const void* v, bool bf16,
                    float scale, float* out) {
+  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "attention: oneDNN matmul/softmax");
   if (batch == 0 || g.h == 0 || g.nq == 0 || g.d == 0) return;
   c.pool().bind_to_current_thread();
   int64_t hb = 0, qc = 0;
@@ -116,7 +117,6 @@ void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, c
 }  // namespace
 
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
-  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "attention: oneDNN matmul/softmax");
   const Dims g{q.dim(1), q.dim(2), k.dim(2), q.dim(3), q.dim(2)};
   const int64_t batch = q.dim(0);
   if (!c.bf16_products()) {
