@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_context.h"
 #include "backends/cpu/cpu_ops.h"
+#include "engine/device_select.h"
 #include "ops/op_test_util.h"
 #include "ops/permute.h"
 #include "reference/reference.h"
@@ -62,6 +63,25 @@ TEST(AttentionLargeTest, ThousandsOfTokensBoundedScratch) {
   ops::attention(ctx, q, k, v, 0.125f, out);
   test::expect_close(out, ref::attention(q, k, v, 0.125f));
   EXPECT_GT(ctx.cpu().plans_created(), 1u);  // 8 MiB < h·n·n floats: the work was chunked
+}
+
+// oneDNN's brgemm matmul takes only dense batches: given a chunk's query rows of several heads in place, or the
+// token-major output through strides, it falls back to gemm:jit (in bf16 ~2.5x slower on an AMX Xeon). Where oneDNN
+// has brgemm (AVX-512), both products run on it, in f32 and, where the CPU has bf16 kernels, in bf16 — at DA2-L's
+// shape, whose 8 MiB chunks are 16 heads of 95 rows.
+TEST(AttentionImplTest, ProductsRunOnBrgemm) {
+  const CpuInfo info = cpu_info();
+  if (info.isa.rfind("avx512_core", 0) != 0) GTEST_SKIP() << "oneDNN's brgemm matmul needs AVX-512; isa " << info.isa;
+  ops::Context ctx;
+  ctx.cpu().set_work_limit_bytes(size_t{8} << 20);
+  for (const bool bf16 : {false, true}) {
+    if (bf16 && !info.bf16) continue;
+    for (const int64_t heads : {16, 1}) {
+      const std::string impls = cpu::attention_impls(ctx.cpu(), heads, 1370, 1370, 64, bf16);
+      EXPECT_EQ(impls.find("gemm:jit"), std::string::npos) << (bf16 ? "bf16 " : "f32 ") << heads << " heads: " << impls;
+      EXPECT_NE(impls.find("brg"), std::string::npos) << impls;
+    }
+  }
 }
 
 TEST(AttentionErrorTest, HeadDimMismatchNamed) {

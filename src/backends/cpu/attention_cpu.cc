@@ -1,10 +1,15 @@
 // attention on oneDNN: per batch b and chunk of heads × query rows,
 //   S[hb, qc, Nk] = scale · Q[hb, qc, D] · K[hb, Nk, D]ᵀ   (batched matmul, K read transposed through strides)
 //   P = softmax(S) along Nk                               (in place in f32; into a bf16 copy for bf16 products)
-//   out[b, q0:q0+qc, h0:h0+hb, :] = P · V[hb, Nk, D]       (written token-major through dst strides)
-// Only the scores of one chunk live at a time (Scratch::Work, and Scratch::Weights for bf16 probabilities), bounded by
-// CpuContext::work_limit_bytes(). With CpuContext::bf16_products() (a model loaded in bf16) Q, K, V and P are bf16 —
-// both products on bf16 operands with f32 accumulation; the scores and the softmax stay f32.
+//   O[hb, qc, D] = P · V[hb, Nk, D], then copied token-major into out[b, q0:q0+qc, h0:h0+hb, :]
+// Both products take and give dense batches: oneDNN's brgemm matmul refuses a batch whose stride is not its
+// rows × cols (a chunk's query rows of several heads; the token-major out) and falls back to its gemm:jit
+// implementation, in bf16 ~2.5× slower than brgemm (AMX Xeon, DA2-L). So a chunk's query rows are gathered
+// first when they are not one run of memory, and O goes through a dense buffer.
+// Only one chunk's scores, queries and outputs live at a time (Scratch::Work, and Scratch::Weights for bf16
+// probabilities), bounded by CpuContext::work_limit_bytes(). With CpuContext::bf16_products() (a model loaded in
+// bf16) Q, K, V and P are bf16 — both products on bf16 operands with f32 accumulation; the scores and the softmax
+// stay f32.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -29,23 +34,25 @@ struct AttentionPlan : Plan {
   dnnl::primitive softmax;
   dnnl::memory::desc q, kt, s, s2d, p, p2d, v, o;
   bool bf16 = false;
+  std::string impls;  // oneDNN's implementations of the two products, "qk / pv"
 };
 
 std::shared_ptr<AttentionPlan> make_plan(CpuContext& c, const Dims& g, int64_t hb, int64_t qc, float scale, bool bf16) {
   auto p = std::make_shared<AttentionPlan>();
   const dt t = bf16 ? dt::bf16 : dt::f32;
   p->bf16 = bf16;
-  p->q = dnnl::memory::desc({hb, qc, g.d}, t, {g.qs * g.d, g.d, 1});
+  p->q = dnnl::memory::desc({hb, qc, g.d}, t, tag::abc);
   p->kt = dnnl::memory::desc({hb, g.d, g.nk}, t, {g.nk * g.d, 1, g.d});
   p->s = f32_desc({hb, qc, g.nk}, tag::abc);
   p->s2d = f32_desc({hb * qc, g.nk}, tag::ab);
   p->p = dnnl::memory::desc({hb, qc, g.nk}, t, tag::abc);
   p->p2d = dnnl::memory::desc({hb * qc, g.nk}, t, tag::ab);
   p->v = dnnl::memory::desc({hb, g.nk, g.d}, t, {g.nk * g.d, g.d, 1});
-  p->o = f32_desc({hb, qc, g.d}, {g.d, g.h * g.d, 1});
+  p->o = f32_desc({hb, qc, g.d}, tag::abc);
   dnnl::primitive_attr scaled;
   scaled.set_output_scales(0, {scale});
-  p->qk = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->q, p->kt, p->s), scaled, c.engine()));
+  const dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(p->q, p->kt, p->s), scaled, c.engine());
+  p->qk = dnnl::matmul(qk);
   if (bf16) {
     dnnl::softmax_v2_forward::desc sd(dnnl::prop_kind::forward_inference, dnnl::algorithm::softmax_accurate, p->s2d,
                                       p->p2d, 1);
@@ -54,7 +61,9 @@ std::shared_ptr<AttentionPlan> make_plan(CpuContext& c, const Dims& g, int64_t h
     dnnl::softmax_forward::desc sd(dnnl::prop_kind::forward_inference, p->s2d, 1);
     p->softmax = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(sd, c.engine()));
   }
-  p->sv = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p->p, p->v, p->o), c.engine()));
+  const dnnl::matmul::primitive_desc sv(dnnl::matmul::desc(p->p, p->v, p->o), c.engine());
+  p->sv = dnnl::matmul(sv);
+  p->impls = str_cat(qk.impl_info_str(), " / ", sv.impl_info_str());
   return p;
 }
 
@@ -66,17 +75,37 @@ void chunking(const Dims& g, size_t limit_bytes, int64_t& hb, int64_t& qc) {
   qc = std::clamp<int64_t>(budget / (hb * g.nk), 1, g.nq);
 }
 
-void run_chunk(CpuContext& c, const AttentionPlan& p, const void* q, const void* k, const void* v, float* s, void* pb,
-               float* o) {
+// One chunk: q points at its first query row in a [., qs, D] buffer (hb heads of qc rows each), k and v at its first
+// head; o (hb · qc · D floats) takes the chunk's output densely and is then copied into out_rows, the chunk's first
+// token row of out (H · D floats per token). qd (hb · qc · D elements) takes the query rows when they are not one run.
+void run_chunk(CpuContext& c, const AttentionPlan& p, const Dims& g, int64_t hb, int64_t qc, const char* q,
+               const void* k, const void* v, float* s, void* pb, void* qd, float* o, float* out_rows) {
   const dnnl::engine& e = c.engine();
+  const size_t es = p.bf16 ? sizeof(uint16_t) : sizeof(float);
+  const size_t row_bytes = static_cast<size_t>(g.d) * es;
+  const void* qa = q;
+  if (hb > 1 && qc != g.qs) {
+    auto* to = static_cast<char*>(qd);
+    c.pool().parallel_for(hb, 1, [&](int64_t h0, int64_t h1) {
+      for (int64_t h = h0; h < h1; ++h)
+        std::memcpy(to + h * qc * row_bytes, q + h * g.qs * row_bytes, static_cast<size_t>(qc) * row_bytes);
+    });
+    qa = qd;
+  }
   dnnl::memory sm = wrap(p.s, e, s);
-  p.qk.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.q, e, q)}, {DNNL_ARG_WEIGHTS, wrap(p.kt, e, k)},
-                            {DNNL_ARG_DST, sm}});
+  p.qk.execute(c.stream(),
+               {{DNNL_ARG_SRC, wrap(p.q, e, qa)}, {DNNL_ARG_WEIGHTS, wrap(p.kt, e, k)}, {DNNL_ARG_DST, sm}});
   void* probs = p.bf16 ? pb : s;
   p.softmax.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.s2d, e, s)}, {DNNL_ARG_DST, wrap(p.p2d, e, probs)}});
   p.sv.execute(
       c.stream(),
       {{DNNL_ARG_SRC, wrap(p.p, e, probs)}, {DNNL_ARG_WEIGHTS, wrap(p.v, e, v)}, {DNNL_ARG_DST, wrap(p.o, e, o)}});
+  c.stream().wait();
+  // o[h, r, :] → out_rows[r, h, :]
+  c.pool().parallel_for(qc, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t h = 0; h < hb; ++h) std::copy_n(o + (h * qc + r) * g.d, g.d, out_rows + (r * g.h + h) * g.d);
+  });
 }
 
 // q: [batch, H, qs, D] (rows [0, nq) of each head used), k, v: [batch, H, Nk, D], f32 or (bf16) bf16 values;
@@ -88,10 +117,16 @@ void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, c
   c.pool().bind_to_current_thread();
   int64_t hb = 0, qc = 0;
   chunking(g, c.work_limit_bytes(), hb, qc);
-  const size_t scores = static_cast<size_t>(hb * qc * g.nk);
-  float* s = static_cast<float*>(c.scratch(Scratch::Work, sizeof(float) * scores));
-  void* pb = bf16 ? c.scratch(Scratch::Weights, sizeof(uint16_t) * scores) : nullptr;
   const size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
+  // Work: the chunk's f32 scores, then its dense output and its gathered queries, each 64-byte aligned.
+  const auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
+  const size_t scores = static_cast<size_t>(hb * qc * g.nk), rows = static_cast<size_t>(hb * qc * g.d);
+  const size_t s_bytes = align(sizeof(float) * scores), o_bytes = align(sizeof(float) * rows);
+  auto* work = static_cast<char*>(c.scratch(Scratch::Work, s_bytes + o_bytes + es * rows));
+  float* s = reinterpret_cast<float*>(work);
+  float* o = reinterpret_cast<float*>(work + s_bytes);
+  void* qd = work + s_bytes + o_bytes;
+  void* pb = bf16 ? c.scratch(Scratch::Weights, sizeof(uint16_t) * scores) : nullptr;
   const auto* qp = static_cast<const char*>(q);
   const auto* kp = static_cast<const char*>(k);
   const auto* vp = static_cast<const char*>(v);
@@ -105,16 +140,22 @@ void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, c
                                           nh, " qc", nr, " s", float_bits(scale), bf16 ? " bf16" : "");
           auto p = c.plan<AttentionPlan>(key, [&] { return make_plan(c, g, nh, nr, scale, bf16); });
           const int64_t bh = b * g.h + h0;
-          run_chunk(c, *p, qp + (bh * g.qs + q0) * g.d * es, kp + bh * g.nk * g.d * es, vp + bh * g.nk * g.d * es, s,
-                    pb, out + ((b * g.nq + q0) * g.h + h0) * g.d);
+          run_chunk(c, *p, g, nh, nr, qp + (bh * g.qs + q0) * g.d * es, kp + bh * g.nk * g.d * es,
+                    vp + bh * g.nk * g.d * es, s, pb, qd, o, out + ((b * g.nq + q0) * g.h + h0) * g.d);
         }
       }
     }
-    c.stream().wait();
   });
 }
 
 }  // namespace
+
+std::string attention_impls(CpuContext& c, int64_t h, int64_t nq, int64_t nk, int64_t d, bool bf16) {
+  const Dims g{h, nq, nk, d, nq};
+  int64_t hb = 0, qc = 0;
+  chunking(g, c.work_limit_bytes(), hb, qc);
+  return dnnl_call("attention plan", [&] { return make_plan(c, g, hb, qc, 1.f, bf16)->impls; });
+}
 
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   const Dims g{q.dim(1), q.dim(2), k.dim(2), q.dim(3), q.dim(2)};

@@ -27,6 +27,9 @@ void layer_norm(CpuContext& c, const Tensor& x, const Tensor& gamma, const Tenso
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
 // Rows [row0, row0 + out.dim(1)) of the self-attention (ops::attention_qkv_rows).
 void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out);
+// oneDNN's implementations of attention's two products for h heads of nq queries against nk keys at head dim d, as
+// its first chunk would run them ("qk / pv", e.g. "brg:avx512_core_amx_bf16 / brg:avx512_core_amx_bf16").
+std::string attention_impls(CpuContext& c, int64_t h, int64_t nq, int64_t nk, int64_t d, bool bf16);
 
 struct ConvGeometry {
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
