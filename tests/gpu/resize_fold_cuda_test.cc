@@ -1,9 +1,10 @@
 // The DPT reassemble's folded stages on CUDA (layers::ResizeConvFold; DACPP_RESIZE_FOLD=1 turns them on for a GPU
 // model): ops::im2col3x3_tokens against the CPU op on the same rounded values, bit for bit, and whole forwards with
-// and without the fold (f32 within 1e-5, bf16 within 1e-2, each captured as a graph).
+// and without the fold against the f32 forward (each captured as a graph).
 // Run from the repository root (the fixtures are tests/fixtures/...).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -67,21 +68,36 @@ std::shared_ptr<const Model> load(const char* path, DType precision, const char*
   return model;
 }
 
+// In f32 the fold equals the two convs up to summation order. In bf16 both forwards round differently (the fold's
+// weights are products of the two convs' weights, rounded once), so each is held against the f32 forward: the
+// folded one no further from it than the plain one (1.5x, or 1e-2 if that is larger), the plain one within the 5e-2
+// of a tiny random model in bf16. Two bf16 forwards compared with each other differ by about √2 times either's own
+// error (1.2-1.5e-2 on the H200, session 31), so that is not the bound.
 TEST(ResizeFoldCuda, ForwardMatchesTheUnfoldedStages) {
   if (!gputest::have_gpu()) GTEST_SKIP() << "no usable CUDA device";
-  for (const char* path : {"tests/fixtures/tiny-da2.gguf", "tests/fixtures/models/da3mono_tiny"})
+  for (const char* path : {"tests/fixtures/tiny-da2.gguf", "tests/fixtures/models/da3mono_tiny"}) {
+    const Tensor x = gputest::random_input(140, 182, 16);
+    const ForwardResult f32 = Runner(load(path, DType::F32, "0")).forward(x);
     for (const DType dt : {DType::F32, DType::BF16}) {
       SCOPED_TRACE(str_cat(path, " ", dtype_name(dt)));
       Runner plain(load(path, dt, "0")), folded(load(path, dt, "1"));
-      const Tensor x = gputest::random_input(140, 182, 16);
-      const ForwardResult want = plain.forward(x);
+      const double plain_error = rel_l2(plain.forward(x).depth, f32.depth);
+      if (dt == DType::BF16) {
+        EXPECT_LT(plain_error, 5e-2);
+      }
       for (int i = 0; i < 3; ++i) {  // eager, captured, replayed
         const ForwardResult got = folded.forward(x);
-        ASSERT_EQ(got.depth.shape(), want.depth.shape());
-        EXPECT_LT(rel_l2(got.depth, want.depth), dt == DType::F32 ? 1e-5 : 1e-2) << "run " << i;
+        ASSERT_EQ(got.depth.shape(), f32.depth.shape());
+        const double error = rel_l2(got.depth, f32.depth);
+        if (dt == DType::F32) {
+          EXPECT_LT(error, 1e-5) << "run " << i;
+        } else {
+          EXPECT_LE(error, std::max(1e-2, 1.5 * plain_error)) << "run " << i << "; unfolded " << plain_error;
+        }
       }
       EXPECT_EQ(folded.captured_graphs(), 1u);
     }
+  }
 }
 
 }  // namespace
