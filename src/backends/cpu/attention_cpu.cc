@@ -1,11 +1,13 @@
 // attention on oneDNN: per batch b and chunk of heads × query rows,
 //   S[hb, qc, Nk] = scale · Q[hb, qc, D] · K[hb, Nk, D]ᵀ   (batched matmul, K read transposed through strides)
 //   P = softmax(S) along Nk                               (in place in f32; into a bf16 copy for bf16 products)
-//   O[hb, qc, D] = P · V[hb, Nk, D], then copied token-major into out[b, q0:q0+qc, h0:h0+hb, :]
-// Both products take and give dense batches: oneDNN's brgemm matmul refuses a batch whose stride is not its
-// rows × cols (a chunk's query rows of several heads; the token-major out) and falls back to its gemm:jit
-// implementation, in bf16 ~2.5× slower than brgemm (AMX Xeon, DA2-L). So a chunk's query rows are gathered
-// first when they are not one run of memory, and O goes through a dense buffer.
+//   out[b, q0:q0+qc, h0:h0+hb, :] = P · V[hb, Nk, D]       (bf16: into a dense O, then copied token-major)
+// In bf16 both products take and give dense batches: oneDNN's brgemm matmul refuses a batch whose stride is not
+// its rows × cols (a chunk's query rows of several heads; the token-major out) and falls back to its gemm:jit
+// implementation, whose bf16 is far slower than brgemm on AMX (DA2-L bf16 936 → 724 ms on the 16-core Xeon,
+// session 31). So a chunk's query rows are gathered first when they are not one run of memory, and O goes through
+// a dense buffer. f32 reads and writes in place through strides: its gemm:jit is as fast as brgemm there, and the
+// dense form measured slower in f32 on the same Xeon (DA2-S/B/L 164/373/1408 → 224/484/1506 ms).
 // Only one chunk's scores, queries and outputs live at a time (Scratch::Work, and Scratch::Weights for bf16
 // probabilities), bounded by CpuContext::work_limit_bytes(). With CpuContext::bf16_products() (a model loaded in
 // bf16) Q, K, V and P are bf16 — both products on bf16 operands with f32 accumulation; the scores and the softmax
@@ -41,14 +43,16 @@ std::shared_ptr<AttentionPlan> make_plan(CpuContext& c, const Dims& g, int64_t h
   auto p = std::make_shared<AttentionPlan>();
   const dt t = bf16 ? dt::bf16 : dt::f32;
   p->bf16 = bf16;
-  p->q = dnnl::memory::desc({hb, qc, g.d}, t, tag::abc);
+  // bf16: dense batches (gathered queries, output through a buffer); f32: in place through strides (header).
+  p->q = bf16 ? dnnl::memory::desc({hb, qc, g.d}, t, tag::abc)
+              : dnnl::memory::desc({hb, qc, g.d}, t, {g.qs * g.d, g.d, 1});
   p->kt = dnnl::memory::desc({hb, g.d, g.nk}, t, {g.nk * g.d, 1, g.d});
   p->s = f32_desc({hb, qc, g.nk}, tag::abc);
   p->s2d = f32_desc({hb * qc, g.nk}, tag::ab);
   p->p = dnnl::memory::desc({hb, qc, g.nk}, t, tag::abc);
   p->p2d = dnnl::memory::desc({hb * qc, g.nk}, t, tag::ab);
   p->v = dnnl::memory::desc({hb, g.nk, g.d}, t, {g.nk * g.d, g.d, 1});
-  p->o = f32_desc({hb, qc, g.d}, tag::abc);
+  p->o = bf16 ? f32_desc({hb, qc, g.d}, tag::abc) : f32_desc({hb, qc, g.d}, {g.d, g.h * g.d, 1});
   dnnl::primitive_attr scaled;
   scaled.set_output_scales(0, {scale});
   const dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(p->q, p->kt, p->s), scaled, c.engine());
@@ -84,7 +88,7 @@ void run_chunk(CpuContext& c, const AttentionPlan& p, const Dims& g, int64_t hb,
   const size_t es = p.bf16 ? sizeof(uint16_t) : sizeof(float);
   const size_t row_bytes = static_cast<size_t>(g.d) * es;
   const void* qa = q;
-  if (hb > 1 && qc != g.qs) {
+  if (p.bf16 && hb > 1 && qc != g.qs) {
     auto* to = static_cast<char*>(qd);
     c.pool().parallel_for(hb, 1, [&](int64_t h0, int64_t h1) {
       for (int64_t h = h0; h < h1; ++h)
@@ -97,10 +101,11 @@ void run_chunk(CpuContext& c, const AttentionPlan& p, const Dims& g, int64_t hb,
                {{DNNL_ARG_SRC, wrap(p.q, e, qa)}, {DNNL_ARG_WEIGHTS, wrap(p.kt, e, k)}, {DNNL_ARG_DST, sm}});
   void* probs = p.bf16 ? pb : s;
   p.softmax.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.s2d, e, s)}, {DNNL_ARG_DST, wrap(p.p2d, e, probs)}});
-  p.sv.execute(
-      c.stream(),
-      {{DNNL_ARG_SRC, wrap(p.p, e, probs)}, {DNNL_ARG_WEIGHTS, wrap(p.v, e, v)}, {DNNL_ARG_DST, wrap(p.o, e, o)}});
+  p.sv.execute(c.stream(), {{DNNL_ARG_SRC, wrap(p.p, e, probs)},
+                            {DNNL_ARG_WEIGHTS, wrap(p.v, e, v)},
+                            {DNNL_ARG_DST, wrap(p.o, e, p.bf16 ? o : out_rows)}});
   c.stream().wait();
+  if (!p.bf16) return;
   // o[h, r, :] → out_rows[r, h, :]
   c.pool().parallel_for(qc, 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
