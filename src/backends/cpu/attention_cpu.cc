@@ -125,7 +125,8 @@ void run_attention(CpuContext& c, const Dims& g, int64_t batch, const void* q, c
   const size_t es = bf16 ? sizeof(uint16_t) : sizeof(float);
   // Work: the chunk's f32 scores, then its dense output and its gathered queries, each 64-byte aligned.
   const auto align = [](size_t bytes) { return (bytes + 63) / 64 * 64; };
-  const size_t scores = static_cast<size_t>(hb * qc * g.nk), rows = static_cast<size_t>(hb * qc * g.d);
+  // (f32 reads and writes in place: no dense output or gathered queries.)
+  const size_t scores = static_cast<size_t>(hb * qc * g.nk), rows = bf16 ? static_cast<size_t>(hb * qc * g.d) : 0;
   const size_t s_bytes = align(sizeof(float) * scores), o_bytes = align(sizeof(float) * rows);
   auto* work = static_cast<char*>(c.scratch(Scratch::Work, s_bytes + o_bytes + es * rows));
   float* s = reinterpret_cast<float*>(work);
