@@ -31,6 +31,38 @@ TEST(ThreadPool, CoversTheRangeExactlyOnce) {
   for (auto& s : seen) EXPECT_EQ(s.load(), 1);
 }
 
+// Each chunk's index is its own while chunks run: per-thread scratch picked by it is never shared.
+TEST(ThreadPool, ChunkIndicesAreDistinctAndWithinTheSize) {
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> busy(static_cast<size_t>(pool.size())), seen(1001);
+  std::atomic<bool> shared{false}, outside{false};
+  pool.parallel_chunks(1001, 1, [&](int chunk, int64_t b, int64_t e) {
+    if (chunk < 0 || chunk >= pool.size()) {
+      outside = true;
+      return;
+    }
+    if (busy[static_cast<size_t>(chunk)]++ != 0) shared = true;
+    for (int64_t i = b; i < e; ++i) seen[static_cast<size_t>(i)]++;
+    busy[static_cast<size_t>(chunk)]--;
+  });
+  EXPECT_FALSE(outside);
+  EXPECT_FALSE(shared);
+  for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
+// Inside another parallel region OpenMP gives the inner one a single thread; the whole range must still be covered.
+TEST(ThreadPool, NestedInAnotherRegionCoversTheRange) {
+  ThreadPool outer(2), inner(4);
+  std::vector<std::atomic<int>> seen(2 * 501);
+  outer.parallel_for(2, 1, [&](int64_t b, int64_t e) {
+    for (int64_t part = b; part < e; ++part)
+      inner.parallel_for(501, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) seen[static_cast<size_t>(part * 501 + i)]++;
+      });
+  });
+  for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
 TEST(HostArena, ReusesBlocksAfterReset) {
   HostArena arena(1 << 16);
   Tensor a = arena.alloc({100});

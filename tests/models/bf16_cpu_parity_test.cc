@@ -118,12 +118,20 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Bf16CpuParity,
                                            Case{"da3mono_tiny", "", true}, Case{"da3metric_tiny", "", true}),
                          [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.dir); });
 
+// The reference view is pinned to the one saddle_balanced picks in f32 (view 1, which `middle` also picks). With
+// three views that choice is ill-conditioned at bf16 precision in this tiny model: views 0 and 1 score 1.257 and
+// 1.208, and view 0's score holds its cls-token norm min-max scaled over a range of 0.030 (norms 6.168-6.198), so
+// the 0.002 (3e-4) that bf16 rounding moves a norm moves the score by ~0.07 and can flip the argmin. The selection
+// itself is held to the official code in f32 (anyview_parity_test.cc).
 TEST_F(Bf16Cpu, AnyViewThreeViewsWithinTheBf16Bound) {
   const std::string dir = kDir + "da3small_tiny";
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "fixture da3small_tiny absent";
   Runner runner(load(dir, DType::BF16), ::dacpp::testing::runner_options(2));
   const std::string d = dir + "/view3/";
-  ForwardResult r = runner.forward(fixture_input(d), /*dump_stages=*/true);
+  RunOptions o;
+  o.ref_view_strategy = models::RefViewStrategy::Middle;
+  ForwardResult r = runner.forward(fixture_input(d), /*dump_stages=*/true, o);
+  ASSERT_EQ(r.ref_view, 1);
   expect_bf16_close("cam_token", r.dumps.tensors["cam_token"], d + "cam_token.npy");
   expect_bf16_close("depth", r.depth, d + "depth.npy");
   expect_bf16_close("depth_conf", r.conf, d + "depth_conf.npy");

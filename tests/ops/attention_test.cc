@@ -5,9 +5,12 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
+#include "backends/cpu/attention_fused_cpu.h"
 #include "backends/cpu/cpu_context.h"
 #include "backends/cpu/cpu_ops.h"
 #include "engine/device_select.h"
@@ -45,14 +48,53 @@ std::string attention_name(const ::testing::TestParamInfo<AttnCase>& i) {
                                       (c.work_limit ? "_chunked" : ""));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, AttentionTest,
-    ::testing::Values(AttnCase{1, 1, 1, 1, 8, 0}, AttnCase{2, 3, 5, 7, 16, 0}, AttnCase{1, 6, 197, 197, 64, 0},
-                      AttnCase{2, 4, 37, 51, 64, 0},
-                      // forced chunking: query rows split, heads split, and odd tails of both
-                      AttnCase{2, 3, 100, 90, 32, 90 * 4 * 3 * 33}, AttnCase{1, 5, 61, 77, 64, 77 * 4 * 40},
-                      AttnCase{1, 2, 50, 64, 8, 1}),
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
+                         ::testing::Values(AttnCase{1, 1, 1, 1, 8, 0}, AttnCase{2, 3, 5, 7, 16, 0},
+                                           AttnCase{1, 6, 197, 197, 64, 0}, AttnCase{2, 4, 37, 51, 64, 0},
+                                           // forced chunking: query rows split, heads split, and odd tails of both
+                                           AttnCase{2, 3, 100, 90, 32, 90 * 4 * 3 * 33},
+                                           AttnCase{1, 5, 61, 77, 64, 77 * 4 * 40}, AttnCase{1, 2, 50, 64, 8, 1},
+                                           AttnCase{1, 2, 31, 129, 128, 0}, AttnCase{2, 3, 7, 1, 48, 0},
+                                           AttnCase{1, 16, 97, 65, 64, 0}, AttnCase{1, 1, 200, 63, 16, 0},
+                                           AttnCase{1, 2, 3, 300, 96, 0}),
                          attention_name);
+
+// A bf16 model's attention (bf16 q, k, v and probabilities; f32 scores, softmax and accumulation): the fused
+// AVX512-BF16 kernel where the CPU has it and oneDNN's primitives otherwise, against the f32 reference at a bf16
+// bound, and the two paths against each other. Shapes with tails of every kind: query rows off the 6-row tiles and
+// the 30-row blocks, keys off the 64-key groups and odd, head dims 16 to 128, queries fewer and more than keys.
+TEST_P(AttentionTest, Bf16ProductsWithinTheBf16Bound) {
+  const AttnCase& c = GetParam();
+  if (!cpu::bf16_support().refusal.empty()) GTEST_SKIP() << cpu::bf16_support().refusal;
+  Tensor q = test::random_tensor({c.b, c.h, c.nq, c.d}, 1, 1.f, "q");
+  Tensor k = test::random_tensor({c.b, c.h, c.nk, c.d}, 2, 1.f, "k");
+  Tensor v = test::random_tensor({c.b, c.h, c.nk, c.d}, 3, 1.f, "v");
+  const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
+  const Tensor want = ref::attention(q, k, v, scale);
+  Tensor paths[2] = {test::output_tensor({c.b, c.nq, c.h, c.d}), test::output_tensor({c.b, c.nq, c.h, c.d})};
+  for (int fused = 0; fused < 2; ++fused) {
+    SCOPED_TRACE(fused ? "fused kernel" : "oneDNN primitives");
+    ops::Context ctx;
+    if (c.work_limit) ctx.cpu().set_work_limit_bytes(c.work_limit);
+    ctx.cpu().set_bf16_products(true);
+    ctx.cpu().set_fused_attention(fused != 0);
+    ops::attention(ctx, q, k, v, scale, paths[fused]);
+    test::expect_close(paths[fused], want, 2e-2, 2e-2);
+  }
+  test::expect_close(paths[1], paths[0], 2e-2, 2e-2);
+}
+
+// The fused kernel is taken where the CPU reports AVX512-BF16 (and oneDNN may use it), for the head dims it has
+// tiles for, and not otherwise.
+TEST(AttentionFusedTest, TakenExactlyWhereTheCpuAndHeadDimAllow) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+  const bool cpu_bf16 = text.find(" avx512_bf16") != std::string::npos;
+  const bool onednn_bf16 = cpu::bf16_support().native && cpu::bf16_support().refusal.empty();
+  for (const int64_t d : {16, 32, 48, 64, 96, 128})
+    EXPECT_EQ(cpu::fused_bf16_attention_fits(d), cpu_bf16 && onednn_bf16) << "d " << d;
+  for (const int64_t d : {0, 8, 24, 63, 144, 256}) EXPECT_FALSE(cpu::fused_bf16_attention_fits(d)) << "d " << d;
+}
 
 TEST(AttentionLargeTest, ThousandsOfTokensBoundedScratch) {
   ops::Context ctx;

@@ -159,7 +159,9 @@ TEST(Bf16SupportTest, NamesTheInstructionSetOneDnnDispatchesTo) {
   const cpu::Bf16Support& s = cpu::bf16_support();
   EXPECT_FALSE(s.isa.empty());
   // Native bf16 implies oneDNN has the kernels.
-  if (s.native) EXPECT_TRUE(s.refusal.empty()) << s.refusal;
+  if (s.native) {
+    EXPECT_TRUE(s.refusal.empty()) << s.refusal;
+  }
   EXPECT_EQ(&s, &cpu::bf16_support());  // probed once
 }
 

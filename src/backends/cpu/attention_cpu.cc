@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cpu/attention_fused_cpu.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/dnnl_util.h"
 #include "core/fault.h"
@@ -170,6 +171,12 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
     run_attention(c, g, batch, q.raw(), k.raw(), v.raw(), false, scale, static_cast<float*>(out.raw()));
     return;
   }
+  if (c.fused_attention() && fused_bf16_attention_fits(g.d)) {
+    const AttnRows qr{q.data<float>(), g.h * g.nq * g.d, g.nq * g.d, g.d};
+    const AttnRows kr{k.data<float>(), g.h * g.nk * g.d, g.nk * g.d, g.d}, vr{v.data<float>(), kr.batch, kr.head, g.d};
+    fused_bf16_attention(c, qr, kr, vr, batch, g.h, g.nq, g.nk, g.d, scale, static_cast<float*>(out.raw()));
+    return;
+  }
   // bf16 products: q, k and v rounded into one bf16 copy (Scratch::Src) first.
   const int64_t nq = q.numel(), nkv = k.numel();
   auto* h = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(nq + 2 * nkv)));
@@ -192,6 +199,15 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
 // products the split is written in bf16, rounding in the same pass, with only the rows' queries (dense, likewise).
 void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads, nq = out.dim(1);
+  if (c.bf16_products() && c.fused_attention() && fused_bf16_attention_fits(d)) {
+    // In place: q, k and v of token t, head h at t·3HD + h·D, + HD, + 2HD.
+    const float* x = qkv.data<float>();
+    const int64_t hd = heads * d, token = 3 * hd;
+    const AttnRows q{x + row0 * token, n * token, d, token}, k{x + hd, n * token, d, token};
+    const AttnRows v{x + 2 * hd, n * token, d, token};
+    fused_bf16_attention(c, q, k, v, b, heads, nq, n, d, scale, static_cast<float*>(out.raw()));
+    return;
+  }
   if (c.bf16_products()) {
     // q of the rows asked for, dense [B, H, Nq, D], then k and v [B, H, N, D] each.
     const int64_t qn = b * heads * nq * d, per = b * heads * n * d;

@@ -66,6 +66,11 @@ class CpuContext {
   bool bf16_products() const { return bf16_products_; }
   void set_bf16_products(bool on) { bf16_products_ = on; }
 
+  // Whether attention with bf16 products runs the fused AVX512-BF16 kernel where the CPU has it (the default;
+  // attention_fused_cpu.h) rather than oneDNN's matmul and softmax primitives. Tests and A/B runs compare the two.
+  bool fused_attention() const { return fused_attention_; }
+  void set_fused_attention(bool on) { fused_attention_ = on; }
+
   // Bound on an op's chunked working set (attention scores); ops split their work to stay under it.
   size_t work_limit_bytes() const { return work_limit_bytes_; }
   void set_work_limit_bytes(size_t bytes) { work_limit_bytes_ = bytes; }
@@ -82,6 +87,7 @@ class CpuContext {
   uint64_t created_ = 0;
   size_t work_limit_bytes_ = size_t{8} << 20;
   bool bf16_products_ = false;
+  bool fused_attention_ = true;
   std::list<Entry> lru_;  // front = most recently used
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   std::vector<std::shared_ptr<void>> scratch_;
