@@ -166,7 +166,7 @@ TEST_F(FaultSites, DnnlCallDuringABf16Run) {
   }
   EXPECT_LT(n, 400) << "the run never completed";
   // The fused AVX512-BF16 attention kernel calls no oneDNN primitive; oneDNN's attention does.
-  EXPECT_EQ(attention_hit, !cpu::fused_bf16_attention_fits(64));  // tiny-da2: head dim 64
+  EXPECT_EQ(attention_hit, !cpu::fused_attention_fits(64, true));  // tiny-da2: head dim 64
 }
 
 TEST_F(FaultSites, FileMmapOfAModel) {

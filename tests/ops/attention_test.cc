@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -28,17 +28,24 @@ struct AttnCase {
 
 class AttentionTest : public ::testing::TestWithParam<AttnCase> {};
 
+// f32: the fused AVX-512 kernel where the CPU has it (head dims that are multiples of 16) and oneDNN's primitives,
+// each against the reference.
 TEST_P(AttentionTest, MatchesReference) {
   const AttnCase& c = GetParam();
-  ops::Context ctx;
-  if (c.work_limit) ctx.cpu().set_work_limit_bytes(c.work_limit);
   Tensor q = test::random_tensor({c.b, c.h, c.nq, c.d}, 1, 1.f, "q");
   Tensor k = test::random_tensor({c.b, c.h, c.nk, c.d}, 2, 1.f, "k");
   Tensor v = test::random_tensor({c.b, c.h, c.nk, c.d}, 3, 1.f, "v");
-  Tensor out = test::output_tensor({c.b, c.nq, c.h, c.d});
   const float scale = 1.f / std::sqrt(static_cast<float>(c.d));
-  ops::attention(ctx, q, k, v, scale, out);
-  test::expect_close(out, ref::attention(q, k, v, scale));
+  const Tensor want = ref::attention(q, k, v, scale);
+  for (const bool fused : {false, true}) {
+    SCOPED_TRACE(fused ? "fused kernel" : "oneDNN primitives");
+    ops::Context ctx;
+    if (c.work_limit) ctx.cpu().set_work_limit_bytes(c.work_limit);
+    ctx.cpu().set_fused_attention(fused);
+    Tensor out = test::output_tensor({c.b, c.nq, c.h, c.d});
+    ops::attention(ctx, q, k, v, scale, out);
+    test::expect_close(out, want);
+  }
 }
 
 std::string attention_name(const ::testing::TestParamInfo<AttnCase>& i) {
@@ -60,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
                          attention_name);
 
 // A bf16 model's attention (bf16 q, k, v and probabilities; f32 scores, softmax and accumulation): the fused
-// AVX512-BF16 kernel where the CPU has it and oneDNN's primitives otherwise, against the f32 reference at a bf16
+// AVX512-BF16 kernel where the CPU has it and oneDNN's primitives, against the f32 reference at a bf16
 // bound, and the two paths against each other. Shapes with tails of every kind: query rows off the 6-row tiles and
 // the 30-row blocks, keys off the 64-key groups and odd, head dims 16 to 128, queries fewer and more than keys.
 TEST_P(AttentionTest, Bf16ProductsWithinTheBf16Bound) {
@@ -84,20 +91,28 @@ TEST_P(AttentionTest, Bf16ProductsWithinTheBf16Bound) {
   test::expect_close(paths[1], paths[0], 2e-2, 2e-2);
 }
 
-// The fused kernel is taken where the CPU reports AVX512-BF16 (and oneDNN may use it), for the head dims it has
-// tiles for, and not otherwise.
+// The fused kernels are taken where the CPU reports AVX-512 (and AVX512-BF16 for bf16) and oneDNN may use it, for
+// the head dims they have tiles for, and not otherwise.
 TEST(AttentionFusedTest, TakenExactlyWhereTheCpuAndHeadDimAllow) {
   std::ifstream cpuinfo("/proc/cpuinfo");
-  const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
-  const bool cpu_bf16 = text.find(" avx512_bf16") != std::string::npos;
-  const bool onednn_bf16 = cpu::bf16_support().native && cpu::bf16_support().refusal.empty();
-  for (const int64_t d : {16, 32, 48, 64, 96, 128})
-    EXPECT_EQ(cpu::fused_bf16_attention_fits(d), cpu_bf16 && onednn_bf16) << "d " << d;
-  for (const int64_t d : {0, 8, 24, 63, 144, 256}) EXPECT_FALSE(cpu::fused_bf16_attention_fits(d)) << "d " << d;
+  std::set<std::string> flags;
+  for (std::string word; cpuinfo >> word;) flags.insert(word);
+  const auto has = [&](const char* flag) { return flags.count(flag) != 0; };
+  const bool avx512 = has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
+                      cpu::bf16_support().isa.rfind("avx512_core", 0) == 0;
+  const bool bf16 = avx512 && has("avx512_bf16") && cpu::bf16_support().native && cpu::bf16_support().refusal.empty();
+  for (const int64_t d : {16, 32, 48, 64, 96, 128}) {
+    EXPECT_EQ(cpu::fused_attention_fits(d, false), avx512) << "d " << d;
+    EXPECT_EQ(cpu::fused_attention_fits(d, true), bf16) << "d " << d;
+  }
+  for (const int64_t d : {0, 8, 24, 63, 144, 256})
+    for (const bool b : {false, true}) EXPECT_FALSE(cpu::fused_attention_fits(d, b)) << "d " << d;
 }
 
+// oneDNN's path chunks the scores to the work limit.
 TEST(AttentionLargeTest, ThousandsOfTokensBoundedScratch) {
   ops::Context ctx;
+  ctx.cpu().set_fused_attention(false);
   ctx.cpu().set_work_limit_bytes(size_t{8} << 20);
   const int64_t n = 1401, h = 2, d = 64;
   Tensor q = test::random_tensor({1, h, n, d}, 1), k = test::random_tensor({1, h, n, d}, 2);

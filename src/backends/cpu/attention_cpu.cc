@@ -1,4 +1,6 @@
-// attention on oneDNN: per batch b and chunk of heads × query rows,
+// attention on oneDNN, where the fused kernel does not run (attention_fused_cpu.h: CPUs without AVX-512, head dims
+// other than multiples of 16 up to 128, CpuContext::set_fused_attention(false)): per batch b and chunk of heads ×
+// query rows,
 //   S[hb, qc, Nk] = scale · Q[hb, qc, D] · K[hb, Nk, D]ᵀ   (batched matmul, K read transposed through strides)
 //   P = softmax(S) along Nk                               (in place in f32; into a bf16 copy for bf16 products)
 //   out[b, q0:q0+qc, h0:h0+hb, :] = P · V[hb, Nk, D]       (bf16: into a dense O, then copied token-major)
@@ -167,14 +169,15 @@ std::string attention_impls(CpuContext& c, int64_t h, int64_t nq, int64_t nk, in
 void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   const Dims g{q.dim(1), q.dim(2), k.dim(2), q.dim(3), q.dim(2)};
   const int64_t batch = q.dim(0);
-  if (!c.bf16_products()) {
-    run_attention(c, g, batch, q.raw(), k.raw(), v.raw(), false, scale, static_cast<float*>(out.raw()));
-    return;
-  }
-  if (c.fused_attention() && fused_bf16_attention_fits(g.d)) {
+  const bool bf16 = c.bf16_products();
+  if (c.fused_attention() && fused_attention_fits(g.d, bf16)) {
     const AttnRows qr{q.data<float>(), g.h * g.nq * g.d, g.nq * g.d, g.d};
     const AttnRows kr{k.data<float>(), g.h * g.nk * g.d, g.nk * g.d, g.d}, vr{v.data<float>(), kr.batch, kr.head, g.d};
-    fused_bf16_attention(c, qr, kr, vr, batch, g.h, g.nq, g.nk, g.d, scale, static_cast<float*>(out.raw()));
+    fused_attention(c, qr, kr, vr, batch, g.h, g.nq, g.nk, g.d, scale, bf16, static_cast<float*>(out.raw()));
+    return;
+  }
+  if (!bf16) {
+    run_attention(c, g, batch, q.raw(), k.raw(), v.raw(), false, scale, static_cast<float*>(out.raw()));
     return;
   }
   // bf16 products: q, k and v rounded into one bf16 copy (Scratch::Src) first.
@@ -193,19 +196,20 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
   run_attention(c, g, batch, dst[0], dst[1], dst[2], true, scale, static_cast<float*>(out.raw()));
 }
 
-// The heads are permuted into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work and Weights), so
+// Where the fused kernel runs (attention_fused_cpu.h) it reads q, k and v in place. Otherwise the heads are permuted
+// into the Src scratch slot ([3, B, H, N, D]; attention itself uses only Work and Weights), so
 // the result is exactly attention() on the split q, k, v. A row range other than all N takes its queries' rows into
 // the Dst slot first: attention's rows do not depend on one another, so they are the same bit for bit. For bf16
 // products the split is written in bf16, rounding in the same pass, with only the rows' queries (dense, likewise).
 void attention_qkv(CpuContext& c, const Tensor& qkv, int64_t heads, float scale, int64_t row0, Tensor& out) {
   const int64_t b = qkv.dim(0), n = qkv.dim(1), d = qkv.dim(2) / 3 / heads, nq = out.dim(1);
-  if (c.bf16_products() && c.fused_attention() && fused_bf16_attention_fits(d)) {
+  if (c.fused_attention() && fused_attention_fits(d, c.bf16_products())) {
     // In place: q, k and v of token t, head h at t·3HD + h·D, + HD, + 2HD.
     const float* x = qkv.data<float>();
     const int64_t hd = heads * d, token = 3 * hd;
     const AttnRows q{x + row0 * token, n * token, d, token}, k{x + hd, n * token, d, token};
     const AttnRows v{x + 2 * hd, n * token, d, token};
-    fused_bf16_attention(c, q, k, v, b, heads, nq, n, d, scale, static_cast<float*>(out.raw()));
+    fused_attention(c, q, k, v, b, heads, nq, n, d, scale, c.bf16_products(), static_cast<float*>(out.raw()));
     return;
   }
   if (c.bf16_products()) {

@@ -1,6 +1,6 @@
-// The fused bf16 attention kernel (attention_fused_cpu.h). Only the functions marked DACPP_AVX512_BF16 use the
-// instruction set, and only once fused_bf16_attention_fits() has seen it: the file is compiled for the baseline ISA
-// (no -mavx512 flags, so no inline function of a shared header is ever emitted with AVX-512 instructions).
+// The fused attention kernels (attention_fused_cpu.h). Only the functions marked DACPP_AVX512 / DACPP_AVX512_BF16
+// use those instruction sets, and only once fused_attention_fits() has seen them: the file is compiled for the
+// baseline ISA (no -mavx512 flags, so no inline function of a shared header is ever emitted with AVX-512).
 #include "backends/cpu/attention_fused_cpu.h"
 
 // GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_*(), a deliberate self-initialisation that
@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backends/cpu/cpu_ops.h"
 
+#define DACPP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #define DACPP_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
 
 namespace dacpp::cpu {
@@ -28,36 +30,72 @@ size_t align64(size_t bytes) {
   return (bytes + 63) / 64 * 64;
 }
 
-// Sizes of one call. Pairs: VDPBF16PS multiplies two bf16 pairs held in one 32-bit lane.
+// Sizes of one call. bf16: VDPBF16PS multiplies two bf16 pairs held in one 32-bit lane, so K is packed as d / 2
+// pairs per key, V as key pairs, and the probabilities as pairs beside the scores. f32: K is packed as d values per
+// key; V is read in place and the probabilities overwrite the scores.
 struct Geometry {
-  int64_t d, dp;          // head dim, and its pairs (d / 2)
+  bool bf16;
+  int64_t d, dp;          // head dim, and the 32-bit words of a packed key (bf16: d / 2 pairs; f32: d)
   int64_t nk, nkg;        // keys, and keys rounded up to whole groups (the score rows' length)
-  int64_t kp;             // key pairs, ceil(nk / 2) (the probability rows' length in pairs)
+  int64_t kp;             // bf16: key pairs, ceil(nk / 2) (the probability rows' length in pairs)
   int64_t rows;           // query rows per block
-  size_t k_pack, v_pack;  // u32 per head of packed K ([nkg / 64][dp][64]) and V ([kp][d])
-  size_t block_bytes;     // one thread's buffers: scores, probabilities, queries, inverse sums
+  size_t k_pack, v_pack;  // 32-bit words per head of packed K ([nkg / 64][dp][64]) and V (bf16: [kp][d]; f32: 0)
+  size_t block_bytes;     // one thread's buffers: scores, bf16 probabilities and queries, inverse sums
 };
 
-Geometry geometry(int64_t nk, int64_t d) {
+Geometry geometry(int64_t nk, int64_t d, bool bf16) {
   Geometry g{};
+  g.bf16 = bf16;
   g.d = d;
-  g.dp = d / 2;
+  g.dp = bf16 ? d / 2 : d;
   g.nk = nk;
   g.nkg = round_up(nk, kGroup);
-  g.kp = (nk + 1) / 2;
+  g.kp = bf16 ? (nk + 1) / 2 : 0;
   // A block's scores and probabilities within ~256 KiB (a core's L2 holds them beside K and V); whole q·kᵀ tiles.
   const int64_t per_row = 4 * g.nkg + 4 * g.kp;
   g.rows = std::clamp<int64_t>((int64_t{256} << 10) / per_row / kQkRows * kQkRows, kQkRows, 8 * kQkRows);
   g.k_pack = static_cast<size_t>(g.nkg * g.dp);
   g.v_pack = static_cast<size_t>(g.kp * d);
+  const size_t queries = bf16 ? static_cast<size_t>(g.rows * g.dp) : 0;
   g.block_bytes = align64(sizeof(float) * static_cast<size_t>(g.rows * g.nkg)) +
-                  align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp)) +
-                  align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.dp)) +
+                  align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp)) + align64(sizeof(uint32_t) * queries) +
                   align64(sizeof(float) * static_cast<size_t>(g.rows));
   return g;
 }
 
+// e^x for x ≤ 0 (relative error ~1e-7; below −87 it returns e^−87, which callers mask).
+DACPP_AVX512 inline __m512 exp_nonpositive(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-87.f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 e = _mm512_set1_ps(1.f / 720);
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 120));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 24));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 6));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.5f));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f));
+  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(e, n);
+}
+
+// The maximum of s[0, nk).
+DACPP_AVX512 float row_max(const float* s, int64_t nk) {
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  int64_t j = 0;
+  for (; j + 16 <= nk; j += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(s + j));
+  if (j < nk) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (nk - j)) - 1);
+    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), tail, s + j));
+  }
+  return _mm512_reduce_max_ps(mx);
+}
+
 // ---- AVX512-BF16 kernels ----
+// In the tiles, `#pragma GCC unroll` on the loops over rows and vectors keeps every accumulator in a register: without
+// it GCC 12 passed a tile's accumulators through the stack around its epilogue (one DA2-S layer's attention on this
+// 2-core machine: bf16 12.5 → 8.7 ms, f32 20.4 → 15.3 ms).
 
 // n f32 rounded to bf16 (n / 2 pairs; an odd n leaves the last pair's upper half as it was).
 DACPP_AVX512_BF16 void to_pairs_any(const float* x, int64_t n, uint32_t* pairs) {
@@ -106,12 +144,15 @@ template <int MR>
 DACPP_AVX512_BF16 void qk_tile(const uint32_t* q, int64_t ldq, const uint32_t* kg, int64_t dp, float scale, float* s,
                                int64_t lds) {
   __m512 acc[MR][4];
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
     for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_ps();
   for (int64_t p = 0; p < dp; ++p) {
     const uint32_t* b = kg + p * kGroup;
     const __m512bh b0 = (__m512bh)_mm512_loadu_si512(b), b1 = (__m512bh)_mm512_loadu_si512(b + 16);
     const __m512bh b2 = (__m512bh)_mm512_loadu_si512(b + 32), b3 = (__m512bh)_mm512_loadu_si512(b + 48);
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(q[r * ldq + p]));
       acc[r][0] = _mm512_dpbf16_ps(acc[r][0], a, b0);
@@ -121,7 +162,9 @@ DACPP_AVX512_BF16 void qk_tile(const uint32_t* q, int64_t ldq, const uint32_t* k
     }
   }
   const __m512 sc = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
     for (int i = 0; i < 4; ++i) _mm512_storeu_ps(s + r * lds + 16 * i, _mm512_mul_ps(acc[r][i], sc));
 }
 
@@ -130,50 +173,37 @@ template <int MR, int NV>
 DACPP_AVX512_BF16 void pv_tile(const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp, const float* inv,
                                float* o, int64_t ldo) {
   __m512 acc[MR][NV];
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
     for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_setzero_ps();
   for (int64_t j = 0; j < kp; ++j) {
     __m512bh b[NV];
+#pragma GCC unroll 8
     for (int i = 0; i < NV; ++i) b[i] = (__m512bh)_mm512_loadu_si512(vp + j * 16 * NV + 16 * i);
+#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(p[r * ldp + j]));
+#pragma GCC unroll 8
       for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], a, b[i]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     const __m512 sc = _mm512_set1_ps(inv[r]);
+#pragma GCC unroll 8
     for (int i = 0; i < NV; ++i) _mm512_storeu_ps(o + r * ldo + 16 * i, _mm512_mul_ps(acc[r][i], sc));
   }
 }
 
-// e^x for x ≤ 0 (relative error ~1e-7; below −87 it returns e^−87, which callers mask).
-DACPP_AVX512_BF16 inline __m512 exp_nonpositive(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-87.f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 e = _mm512_set1_ps(1.f / 720);
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 120));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 24));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f / 6));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.5f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.f));
-  return _mm512_scalef_ps(e, n);
-}
-
 // One score row: probs[0, 2·kp) = bf16(e^(s_j − max)) (zero past nk); returns 1 / Σ e^(s_j − max).
 DACPP_AVX512_BF16 float softmax_row(const float* s, int64_t nk, int64_t kp, uint32_t* probs) {
-  __m512 mx = _mm512_set1_ps(-INFINITY);
-  int64_t j = 0;
-  for (; j + 16 <= nk; j += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(s + j));
-  const __mmask16 tail = static_cast<__mmask16>((1u << (nk - j)) - 1);
-  if (j < nk) mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), tail, s + j));
-  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+  const __m512 m = _mm512_set1_ps(row_max(s, nk));
+  const __mmask16 tail = static_cast<__mmask16>((1u << (nk % 16)) - 1);
   auto* h = reinterpret_cast<uint16_t*>(probs);
   __m512 sum = _mm512_setzero_ps();
-  for (j = 0; j + 16 <= nk; j += 16) {
+  int64_t j = 0;
+  for (; j + 16 <= nk; j += 16) {
     const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(s + j), m));
     sum = _mm512_add_ps(sum, e);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + j), (__m256i)_mm512_cvtneps_pbh(e));
@@ -187,108 +217,268 @@ DACPP_AVX512_BF16 float softmax_row(const float* s, int64_t nk, int64_t kp, uint
   return 1.f / _mm512_reduce_add_ps(sum);
 }
 
+// ---- AVX-512 f32 kernels ----
+
+// Keys [g·64, g·64 + 64) of one head into group g: out[e][j] = k_j[e]; keys past nk are zero.
+DACPP_AVX512 void pack_key_group_f32(const float* k, int64_t token, const Geometry& g, int64_t group, float* out) {
+  for (int64_t j = 0; j < kGroup; ++j) {
+    const int64_t key = group * kGroup + j;
+    const float* row = key < g.nk ? k + key * token : nullptr;
+    for (int64_t e = 0; e < g.d; ++e) out[e * kGroup + j] = row ? row[e] : 0.f;
+  }
+}
+
+// s[r][0, 64) = scale · q_r · k_j for MR query rows (ldq apart) against one packed key group.
 template <int MR>
-DACPP_AVX512_BF16 void qk_rows(int rows, const uint32_t* q, int64_t ldq, const uint32_t* kg, int64_t dp, float scale,
-                               float* s, int64_t lds) {
-  for (; rows >= MR; rows -= MR, q += MR * ldq, s += MR * lds) qk_tile<MR>(q, ldq, kg, dp, scale, s, lds);
-  switch (rows) {
+DACPP_AVX512 void qk_tile_f32(const float* q, int64_t ldq, const float* kg, int64_t d, float scale, float* s,
+                              int64_t lds) {
+  __m512 acc[MR][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_ps();
+  for (int64_t e = 0; e < d; ++e) {
+    const float* b = kg + e * kGroup;
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    const __m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 a = _mm512_set1_ps(q[r * ldq + e]);
+      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(a, b2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(a, b3, acc[r][3]);
+    }
+  }
+  const __m512 sc = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int i = 0; i < 4; ++i) _mm512_storeu_ps(s + r * lds + 16 * i, _mm512_mul_ps(acc[r][i], sc));
+}
+
+// o[r][0, 16·NV) = inv[r] · Σ_j p_r[j] v_j for MR rows (p: ldp apart; v_j at v + j·ldv).
+template <int MR, int NV>
+DACPP_AVX512 void pv_tile_f32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk, const float* inv,
+                              float* o, int64_t ldo) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < nk; ++j) {
+    __m512 b[NV];
+#pragma GCC unroll 8
+    for (int i = 0; i < NV; ++i) b[i] = _mm512_loadu_ps(v + j * ldv + 16 * i);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m512 a = _mm512_set1_ps(p[r * ldp + j]);
+#pragma GCC unroll 8
+      for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_fmadd_ps(a, b[i], acc[r][i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    const __m512 sc = _mm512_set1_ps(inv[r]);
+#pragma GCC unroll 8
+    for (int i = 0; i < NV; ++i) _mm512_storeu_ps(o + r * ldo + 16 * i, _mm512_mul_ps(acc[r][i], sc));
+  }
+}
+
+// One score row in place: s[j] = e^(s_j − max) for j < nk; returns 1 / Σ s_j.
+DACPP_AVX512 float softmax_row_f32(float* s, int64_t nk) {
+  const __m512 m = _mm512_set1_ps(row_max(s, nk));
+  __m512 sum = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= nk; j += 16) {
+    const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_loadu_ps(s + j), m));
+    sum = _mm512_add_ps(sum, e);
+    _mm512_storeu_ps(s + j, e);
+  }
+  if (j < nk) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (nk - j)) - 1);
+    const __m512 e = _mm512_maskz_mov_ps(tail, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, s + j), m)));
+    sum = _mm512_add_ps(sum, e);
+    _mm512_mask_storeu_ps(s + j, tail, e);
+  }
+  return 1.f / _mm512_reduce_add_ps(sum);
+}
+
+// ---- row tiling, both precisions ----
+
+// Rows of one block, MR at a time and then the remainder, through tile<MR>(rows' offset) for MR = 6, 5, …, 1.
+template <int MR, typename Tile>
+DACPP_AVX512 inline void by_tiles(int rows, Tile&& tile) {
+  int r = 0;
+  for (; r + MR <= rows; r += MR) tile(std::integral_constant<int, MR>{}, r);
+  switch (rows - r) {
     case 5:
-      return qk_tile<5>(q, ldq, kg, dp, scale, s, lds);
+      return tile(std::integral_constant<int, 5>{}, r);
     case 4:
-      return qk_tile<4>(q, ldq, kg, dp, scale, s, lds);
+      return tile(std::integral_constant<int, 4>{}, r);
     case 3:
-      return qk_tile<3>(q, ldq, kg, dp, scale, s, lds);
+      return tile(std::integral_constant<int, 3>{}, r);
     case 2:
-      return qk_tile<2>(q, ldq, kg, dp, scale, s, lds);
+      return tile(std::integral_constant<int, 2>{}, r);
     case 1:
-      return qk_tile<1>(q, ldq, kg, dp, scale, s, lds);
+      return tile(std::integral_constant<int, 1>{}, r);
     default:
       return;
   }
 }
 
-// Rows of one block through p·v, NV vectors of 16 output values per row: MR = 6 rows a tile (3 for NV > 4).
+// p·v of a block's rows with NV vectors of 16 output values per row: 6 rows a tile (3 for NV > 4).
 template <int NV>
 DACPP_AVX512_BF16 void pv_rows(int rows, const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp,
                                const float* inv, float* o, int64_t ldo) {
-  constexpr int MR = NV > 4 ? 3 : 6;
-  for (; rows >= MR; rows -= MR, p += MR * ldp, inv += MR, o += MR * ldo) pv_tile<MR, NV>(p, ldp, vp, kp, inv, o, ldo);
-  switch (rows) {
-    case 5:
-      return pv_tile<5, NV>(p, ldp, vp, kp, inv, o, ldo);
-    case 4:
-      return pv_tile<4, NV>(p, ldp, vp, kp, inv, o, ldo);
-    case 3:
-      return pv_tile<3, NV>(p, ldp, vp, kp, inv, o, ldo);
-    case 2:
-      return pv_tile<2, NV>(p, ldp, vp, kp, inv, o, ldo);
+  by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
+    pv_tile<decltype(mr)::value, NV>(p + r * ldp, ldp, vp, kp, inv + r, o + r * ldo, ldo);
+  });
+}
+
+template <int NV>
+DACPP_AVX512 void pv_rows_f32(int rows, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk,
+                              const float* inv, float* o, int64_t ldo) {
+  by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
+    pv_tile_f32<decltype(mr)::value, NV>(p + r * ldp, ldp, v, ldv, nk, inv + r, o + r * ldo, ldo);
+  });
+}
+
+template <template <int> class F, typename... Args>
+void with_nv(int64_t nv, Args... args) {
+  switch (nv) {
     case 1:
-      return pv_tile<1, NV>(p, ldp, vp, kp, inv, o, ldo);
+      return F<1>::run(args...);
+    case 2:
+      return F<2>::run(args...);
+    case 3:
+      return F<3>::run(args...);
+    case 4:
+      return F<4>::run(args...);
+    case 5:
+      return F<5>::run(args...);
+    case 6:
+      return F<6>::run(args...);
+    case 7:
+      return F<7>::run(args...);
     default:
-      return;
+      return F<8>::run(args...);
   }
 }
 
-using PvRows = void (*)(int, const uint32_t*, int64_t, const uint32_t*, int64_t, const float*, float*, int64_t);
+template <int NV>
+struct PvBf16 {
+  static void run(int rows, const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp, const float* inv, float* o,
+                  int64_t ldo) {
+    pv_rows<NV>(rows, p, ldp, vp, kp, inv, o, ldo);
+  }
+};
 
-PvRows pv_rows_for(int64_t nv) {
-  static constexpr PvRows table[8] = {pv_rows<1>, pv_rows<2>, pv_rows<3>, pv_rows<4>,
-                                      pv_rows<5>, pv_rows<6>, pv_rows<7>, pv_rows<8>};
-  return table[nv - 1];
-}
+template <int NV>
+struct PvF32 {
+  static void run(int rows, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk, const float* inv,
+                  float* o, int64_t ldo) {
+    pv_rows_f32<NV>(rows, p, ldp, v, ldv, nk, inv, o, ldo);
+  }
+};
 
-// One block of `rows` query rows of one head: queries to pairs, the scores group by group, the softmax row by row,
-// then p·v into out (ldo floats between rows).
-DACPP_AVX512_BF16 void run_block(const Geometry& g, const float* q, int64_t q_token, int rows, const uint32_t* kpack,
-                                 const uint32_t* vpack, float scale, void* buffers, float* out, int64_t ldo) {
-  auto* base = static_cast<char*>(buffers);
-  auto* s = reinterpret_cast<float*>(base);
+// A thread's block buffers: scores [rows][nkg] f32, bf16 probabilities [rows][kp] pairs, bf16 queries [rows][dp]
+// pairs, inverse sums [rows].
+struct BlockBuffers {
+  float* s;
+  uint32_t* probs;
+  uint32_t* queries;
+  float* inv;
+};
+
+BlockBuffers block_buffers(const Geometry& g, void* at) {
+  auto* base = static_cast<char*>(at);
+  BlockBuffers b{};
+  b.s = reinterpret_cast<float*>(base);
   base += align64(sizeof(float) * static_cast<size_t>(g.rows * g.nkg));
-  auto* probs = reinterpret_cast<uint32_t*>(base);
+  b.probs = reinterpret_cast<uint32_t*>(base);
   base += align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp));
-  auto* qp = reinterpret_cast<uint32_t*>(base);
-  base += align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.dp));
-  auto* inv = reinterpret_cast<float*>(base);
-  for (int r = 0; r < rows; ++r) to_pairs_any(q + r * q_token, g.d, qp + r * g.dp);
-  for (int64_t group = 0; group < g.nkg / kGroup; ++group)
-    qk_rows<kQkRows>(rows, qp, g.dp, kpack + group * g.dp * kGroup, g.dp, scale, s + group * kGroup, g.nkg);
-  for (int r = 0; r < rows; ++r) inv[r] = softmax_row(s + r * g.nkg, g.nk, g.kp, probs + r * g.kp);
-  pv_rows_for(g.d / 16)(rows, probs, g.kp, vpack, g.kp, inv, out, ldo);
+  b.queries = reinterpret_cast<uint32_t*>(base);
+  base += align64(sizeof(uint32_t) * static_cast<size_t>(g.bf16 ? g.rows * g.dp : 0));
+  b.inv = reinterpret_cast<float*>(base);
+  return b;
 }
 
-bool cpu_has_avx512_bf16() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512bf16");
+// One block of `rows` query rows of one head (bf16): queries to pairs, the scores group by group, the softmax row by
+// row, then p·v into out (ldo floats between rows).
+DACPP_AVX512_BF16 void run_block_bf16(const Geometry& g, const float* q, int64_t q_token, int rows,
+                                      const uint32_t* kpack, const uint32_t* vpack, float scale, void* at, float* out,
+                                      int64_t ldo) {
+  const BlockBuffers b = block_buffers(g, at);
+  for (int r = 0; r < rows; ++r) to_pairs_any(q + r * q_token, g.d, b.queries + r * g.dp);
+  for (int64_t group = 0; group < g.nkg / kGroup; ++group) {
+    const uint32_t* kg = kpack + group * g.dp * kGroup;
+    by_tiles<kQkRows>(rows, [&](auto mr, int r) {
+      qk_tile<decltype(mr)::value>(b.queries + r * g.dp, g.dp, kg, g.dp, scale, b.s + r * g.nkg + group * kGroup,
+                                   g.nkg);
+    });
+  }
+  for (int r = 0; r < rows; ++r) b.inv[r] = softmax_row(b.s + r * g.nkg, g.nk, g.kp, b.probs + r * g.kp);
+  with_nv<PvBf16>(g.d / 16, rows, b.probs, g.kp, vpack, g.kp, b.inv, out, ldo);
+}
+
+// The same in f32: queries read in place, probabilities over the scores, v read in place (v_token apart).
+DACPP_AVX512 void run_block_f32(const Geometry& g, const float* q, int64_t q_token, int rows, const float* kpack,
+                                const float* v, int64_t v_token, float scale, void* at, float* out, int64_t ldo) {
+  const BlockBuffers b = block_buffers(g, at);
+  for (int64_t group = 0; group < g.nkg / kGroup; ++group) {
+    const float* kg = kpack + group * g.dp * kGroup;
+    by_tiles<kQkRows>(rows, [&](auto mr, int r) {
+      qk_tile_f32<decltype(mr)::value>(q + r * q_token, q_token, kg, g.d, scale, b.s + r * g.nkg + group * kGroup,
+                                       g.nkg);
+    });
+  }
+  for (int r = 0; r < rows; ++r) b.inv[r] = softmax_row_f32(b.s + r * g.nkg, g.nk);
+  with_nv<PvF32>(g.d / 16, rows, b.s, g.nkg, v, v_token, g.nk, b.inv, out, ldo);
 }
 
 }  // namespace
 
-bool fused_bf16_attention_fits(int64_t d) {
-  static const bool isa = cpu_has_avx512_bf16() && bf16_support().native && bf16_support().refusal.empty();
-  return isa && d > 0 && d % 16 == 0 && d <= 128;
+bool fused_attention_fits(int64_t d, bool bf16) {
+  // __builtin_cpu_supports takes only string literals.
+  static const bool avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           bf16_support().isa.rfind("avx512_core", 0) == 0;  // and oneDNN allowed AVX-512 (ONEDNN_MAX_CPU_ISA)
+  }();
+  static const bool avx512_bf16 = [] {
+    __builtin_cpu_init();
+    return avx512 && __builtin_cpu_supports("avx512bf16") && bf16_support().native && bf16_support().refusal.empty();
+  }();
+  return (bf16 ? avx512_bf16 : avx512) && d > 0 && d % 16 == 0 && d <= 128;
 }
 
-void fused_bf16_attention(CpuContext& c, const AttnRows& q, const AttnRows& k, const AttnRows& v, int64_t batch,
-                          int64_t heads, int64_t nq, int64_t nk, int64_t d, float scale, float* out) {
+void fused_attention(CpuContext& c, const AttnRows& q, const AttnRows& k, const AttnRows& v, int64_t batch,
+                     int64_t heads, int64_t nq, int64_t nk, int64_t d, float scale, bool bf16, float* out) {
   if (batch == 0 || heads == 0 || nq == 0 || nk == 0) return;
-  const Geometry g = geometry(nk, d);
+  const Geometry g = geometry(nk, d, bf16);
   const int64_t bh = batch * heads, groups = g.nkg / kGroup;
   const size_t per_head = g.k_pack + g.v_pack;
-  auto* packs = static_cast<uint32_t*>(c.scratch(Scratch::Src, sizeof(uint32_t) * per_head * static_cast<size_t>(bh)));
+  // Packed K (and bf16's V) of every head, 32-bit words; f32 packs hold floats.
+  void* packs = c.scratch(Scratch::Src, sizeof(uint32_t) * per_head * static_cast<size_t>(bh));
+  const auto pack_of = [&](int64_t i) { return static_cast<uint32_t*>(packs) + static_cast<size_t>(i) * per_head; };
   const ThreadPool& pool = c.pool();
   const size_t row_bytes = align64(sizeof(uint32_t) * static_cast<size_t>(g.dp));
-  auto* work =
-      static_cast<char*>(c.scratch(Scratch::Work, (g.block_bytes + row_bytes) * static_cast<size_t>(pool.size())));
-  // K and V of every head, a group of 64 keys (32 key pairs) per task.
+  const size_t per_thread = g.block_bytes + row_bytes;
+  auto* work = static_cast<char*>(c.scratch(Scratch::Work, per_thread * static_cast<size_t>(pool.size())));
+  // K (and V) of every head, a group of 64 keys (32 key pairs) per task.
   pool.parallel_chunks(bh * groups, 1, [&](int t, int64_t t0, int64_t t1) {
-    auto* row =
-        reinterpret_cast<uint32_t*>(work + static_cast<size_t>(t) * (g.block_bytes + row_bytes) + g.block_bytes);
+    auto* row = reinterpret_cast<uint32_t*>(work + static_cast<size_t>(t) * per_thread + g.block_bytes);
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t i = task / groups, group = task % groups, b = i / heads, h = i % heads;
-      uint32_t* pack = packs + static_cast<size_t>(i) * per_head;
-      pack_key_group(k.base + b * k.batch + h * k.head, k.token, g, group, pack + group * g.dp * kGroup, row);
+      const float* kh = k.base + b * k.batch + h * k.head;
+      uint32_t* pack = pack_of(i);
+      if (!bf16) {
+        pack_key_group_f32(kh, k.token, g, group, reinterpret_cast<float*>(pack) + group * g.dp * kGroup);
+        continue;
+      }
+      pack_key_group(kh, k.token, g, group, pack + group * g.dp * kGroup, row);
       const int64_t p0 = group * kGroup / 2, p1 = std::min(g.kp, p0 + kGroup / 2);
       pack_value_pairs(v.base + b * v.batch + h * v.head, v.token, g, p0, p1, pack + g.k_pack);
     }
@@ -296,13 +486,18 @@ void fused_bf16_attention(CpuContext& c, const AttnRows& q, const AttnRows& k, c
   // Blocks of query rows; a thread's consecutive blocks share a head, so its K and V stay in cache.
   const int64_t blocks = (nq + g.rows - 1) / g.rows;
   pool.parallel_chunks(bh * blocks, 1, [&](int t, int64_t t0, int64_t t1) {
-    void* buffers = work + static_cast<size_t>(t) * (g.block_bytes + row_bytes);
+    void* at = work + static_cast<size_t>(t) * per_thread;
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t i = task / blocks, r0 = task % blocks * g.rows, b = i / heads, h = i % heads;
       const int rows = static_cast<int>(std::min(g.rows, nq - r0));
-      const uint32_t* pack = packs + static_cast<size_t>(i) * per_head;
-      run_block(g, q.base + b * q.batch + h * q.head + r0 * q.token, q.token, rows, pack, pack + g.k_pack, scale,
-                buffers, out + ((b * nq + r0) * heads + h) * d, heads * d);
+      const float* qh = q.base + b * q.batch + h * q.head + r0 * q.token;
+      float* o = out + ((b * nq + r0) * heads + h) * d;
+      const uint32_t* pack = pack_of(i);
+      if (bf16)
+        run_block_bf16(g, qh, q.token, rows, pack, pack + g.k_pack, scale, at, o, heads * d);
+      else
+        run_block_f32(g, qh, q.token, rows, reinterpret_cast<const float*>(pack), v.base + b * v.batch + h * v.head,
+                      v.token, scale, at, o, heads * d);
     }
   });
 }
