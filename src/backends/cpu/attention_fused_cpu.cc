@@ -218,6 +218,8 @@ DACPP_AVX512_BF16 float softmax_row(const float* s, int64_t nk, int64_t kp, uint
 }
 
 // ---- AVX-512 f32 kernels ----
+// The twins of the bf16 tiles above with FMA for VDPBF16PS. They stay separate functions because a function's
+// target attribute is the instruction set it may use: these must run where AVX512-BF16 is absent.
 
 // Keys [g·64, g·64 + 64) of one head into group g: out[e][j] = k_j[e]; keys past nk are zero.
 DACPP_AVX512 void pack_key_group_f32(const float* k, int64_t token, const Geometry& g, int64_t group, float* out) {
