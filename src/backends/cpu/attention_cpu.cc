@@ -1,6 +1,6 @@
-// attention on oneDNN, where the fused kernel does not run (attention_fused_cpu.h: CPUs without AVX-512, head dims
-// other than multiples of 16 up to 128, CpuContext::set_fused_attention(false)): per batch b and chunk of heads ×
-// query rows,
+// attention on oneDNN, where the fused kernel does not run (attention_fused_cpu.h: CPUs without AVX-512, bf16
+// without AVX512-BF16, head dims other than multiples of 16 up to 128, CpuContext::set_fused_attention(false)): per
+// batch b and chunk of heads × query rows,
 //   S[hb, qc, Nk] = scale · Q[hb, qc, D] · K[hb, Nk, D]ᵀ   (batched matmul, K read transposed through strides)
 //   P = softmax(S) along Nk                               (in place in f32; into a bf16 copy for bf16 products)
 //   out[b, q0:q0+qc, h0:h0+hb, :] = P · V[hb, Nk, D]       (bf16: into a dense O, then copied token-major)
