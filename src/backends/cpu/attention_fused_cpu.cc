@@ -40,7 +40,9 @@ struct Geometry {
   int64_t kp;             // bf16: key pairs, ceil(nk / 2) (the probability rows' length in pairs)
   int64_t rows;           // query rows per block
   size_t k_pack, v_pack;  // 32-bit words per head of packed K ([nkg / 64][dp][64]) and V (bf16: [kp][d]; f32: 0)
-  size_t block_bytes;     // one thread's buffers: scores, bf16 probabilities and queries, inverse sums
+  // One thread's buffers, byte offsets from its start: scores [rows][nkg] f32, bf16 probabilities [rows][kp] pairs,
+  // bf16 queries [rows][dp] pairs, inverse sums [rows]; block_bytes in all.
+  size_t probs_at, queries_at, inv_at, block_bytes;
 };
 
 Geometry geometry(int64_t nk, int64_t d, bool bf16) {
@@ -57,9 +59,10 @@ Geometry geometry(int64_t nk, int64_t d, bool bf16) {
   g.k_pack = static_cast<size_t>(g.nkg * g.dp);
   g.v_pack = static_cast<size_t>(g.kp * d);
   const size_t queries = bf16 ? static_cast<size_t>(g.rows * g.dp) : 0;
-  g.block_bytes = align64(sizeof(float) * static_cast<size_t>(g.rows * g.nkg)) +
-                  align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp)) + align64(sizeof(uint32_t) * queries) +
-                  align64(sizeof(float) * static_cast<size_t>(g.rows));
+  g.probs_at = align64(sizeof(float) * static_cast<size_t>(g.rows * g.nkg));
+  g.queries_at = g.probs_at + align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp));
+  g.inv_at = g.queries_at + align64(sizeof(uint32_t) * queries);
+  g.block_bytes = g.inv_at + align64(sizeof(float) * static_cast<size_t>(g.rows));
   return g;
 }
 
@@ -97,16 +100,11 @@ DACPP_AVX512 float row_max(const float* s, int64_t nk) {
 // it GCC 12 passed a tile's accumulators through the stack around its epilogue (one DA2-S layer's attention on this
 // 2-core machine: bf16 12.5 → 8.7 ms, f32 20.4 → 15.3 ms).
 
-// n f32 rounded to bf16 (n / 2 pairs; an odd n leaves the last pair's upper half as it was).
-DACPP_AVX512_BF16 void to_pairs_any(const float* x, int64_t n, uint32_t* pairs) {
+// n f32 (a head dim: a multiple of 16) rounded to bf16, n / 2 pairs.
+DACPP_AVX512_BF16 void to_pairs(const float* x, int64_t n, uint32_t* pairs) {
   auto* h = reinterpret_cast<uint16_t*>(pairs);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
+  for (int64_t i = 0; i < n; i += 16)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i)));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm256_mask_storeu_epi16(h + i, m, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + i)));
-  }
 }
 
 // Keys [g·64, g·64 + 64) of one head into group g: out[p][j] = (k_j[2p], k_j[2p + 1]); keys past nk are zero.
@@ -115,7 +113,7 @@ DACPP_AVX512_BF16 void pack_key_group(const float* k, int64_t token, const Geome
   for (int64_t j = 0; j < kGroup; ++j) {
     const int64_t key = group * kGroup + j;
     if (key < g.nk) {
-      to_pairs_any(k + key * token, g.d, row);
+      to_pairs(k + key * token, g.d, row);
       for (int64_t p = 0; p < g.dp; ++p) out[p * kGroup + j] = row[p];
     } else {
       for (int64_t p = 0; p < g.dp; ++p) out[p * kGroup + j] = 0;
@@ -329,23 +327,6 @@ DACPP_AVX512 inline void by_tiles(int rows, Tile&& tile) {
   }
 }
 
-// p·v of a block's rows with NV vectors of 16 output values per row: 6 rows a tile (3 for NV > 4).
-template <int NV>
-DACPP_AVX512_BF16 void pv_rows(int rows, const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp,
-                               const float* inv, float* o, int64_t ldo) {
-  by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
-    pv_tile<decltype(mr)::value, NV>(p + r * ldp, ldp, vp, kp, inv + r, o + r * ldo, ldo);
-  });
-}
-
-template <int NV>
-DACPP_AVX512 void pv_rows_f32(int rows, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk,
-                              const float* inv, float* o, int64_t ldo) {
-  by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
-    pv_tile_f32<decltype(mr)::value, NV>(p + r * ldp, ldp, v, ldv, nk, inv + r, o + r * ldo, ldo);
-  });
-}
-
 template <template <int> class F, typename... Args>
 void with_nv(int64_t nv, Args... args) {
   switch (nv) {
@@ -368,24 +349,28 @@ void with_nv(int64_t nv, Args... args) {
   }
 }
 
+// p·v of a block's rows with NV vectors of 16 output values per row: 6 rows a tile (3 for NV > 4).
 template <int NV>
 struct PvBf16 {
-  static void run(int rows, const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp, const float* inv, float* o,
-                  int64_t ldo) {
-    pv_rows<NV>(rows, p, ldp, vp, kp, inv, o, ldo);
+  DACPP_AVX512_BF16 static void run(int rows, const uint32_t* p, int64_t ldp, const uint32_t* vp, int64_t kp,
+                                    const float* inv, float* o, int64_t ldo) {
+    by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
+      pv_tile<decltype(mr)::value, NV>(p + r * ldp, ldp, vp, kp, inv + r, o + r * ldo, ldo);
+    });
   }
 };
 
 template <int NV>
 struct PvF32 {
-  static void run(int rows, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk, const float* inv,
-                  float* o, int64_t ldo) {
-    pv_rows_f32<NV>(rows, p, ldp, v, ldv, nk, inv, o, ldo);
+  DACPP_AVX512 static void run(int rows, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t nk,
+                               const float* inv, float* o, int64_t ldo) {
+    by_tiles<(NV > 4 ? 3 : 6)>(rows, [&](auto mr, int r) {
+      pv_tile_f32<decltype(mr)::value, NV>(p + r * ldp, ldp, v, ldv, nk, inv + r, o + r * ldo, ldo);
+    });
   }
 };
 
-// A thread's block buffers: scores [rows][nkg] f32, bf16 probabilities [rows][kp] pairs, bf16 queries [rows][dp]
-// pairs, inverse sums [rows].
+// A thread's block buffers (Geometry's offsets).
 struct BlockBuffers {
   float* s;
   uint32_t* probs;
@@ -395,15 +380,8 @@ struct BlockBuffers {
 
 BlockBuffers block_buffers(const Geometry& g, void* at) {
   auto* base = static_cast<char*>(at);
-  BlockBuffers b{};
-  b.s = reinterpret_cast<float*>(base);
-  base += align64(sizeof(float) * static_cast<size_t>(g.rows * g.nkg));
-  b.probs = reinterpret_cast<uint32_t*>(base);
-  base += align64(sizeof(uint32_t) * static_cast<size_t>(g.rows * g.kp));
-  b.queries = reinterpret_cast<uint32_t*>(base);
-  base += align64(sizeof(uint32_t) * static_cast<size_t>(g.bf16 ? g.rows * g.dp : 0));
-  b.inv = reinterpret_cast<float*>(base);
-  return b;
+  return {reinterpret_cast<float*>(base), reinterpret_cast<uint32_t*>(base + g.probs_at),
+          reinterpret_cast<uint32_t*>(base + g.queries_at), reinterpret_cast<float*>(base + g.inv_at)};
 }
 
 // One block of `rows` query rows of one head (bf16): queries to pairs, the scores group by group, the softmax row by
@@ -412,7 +390,7 @@ DACPP_AVX512_BF16 void run_block_bf16(const Geometry& g, const float* q, int64_t
                                       const uint32_t* kpack, const uint32_t* vpack, float scale, void* at, float* out,
                                       int64_t ldo) {
   const BlockBuffers b = block_buffers(g, at);
-  for (int r = 0; r < rows; ++r) to_pairs_any(q + r * q_token, g.d, b.queries + r * g.dp);
+  for (int r = 0; r < rows; ++r) to_pairs(q + r * q_token, g.d, b.queries + r * g.dp);
   for (int64_t group = 0; group < g.nkg / kGroup; ++group) {
     const uint32_t* kg = kpack + group * g.dp * kGroup;
     by_tiles<kQkRows>(rows, [&](auto mr, int r) {
@@ -466,12 +444,11 @@ void fused_attention(CpuContext& c, const AttnRows& q, const AttnRows& k, const 
   void* packs = c.scratch(Scratch::Src, sizeof(uint32_t) * per_head * static_cast<size_t>(bh));
   const auto pack_of = [&](int64_t i) { return static_cast<uint32_t*>(packs) + static_cast<size_t>(i) * per_head; };
   const ThreadPool& pool = c.pool();
-  const size_t row_bytes = align64(sizeof(uint32_t) * static_cast<size_t>(g.dp));
-  const size_t per_thread = g.block_bytes + row_bytes;
-  auto* work = static_cast<char*>(c.scratch(Scratch::Work, per_thread * static_cast<size_t>(pool.size())));
-  // K (and V) of every head, a group of 64 keys (32 key pairs) per task.
+  auto* work = static_cast<char*>(c.scratch(Scratch::Work, g.block_bytes * static_cast<size_t>(pool.size())));
+  // K (and V) of every head, a group of 64 keys (32 key pairs) per task; bf16 rounds each key into the thread's
+  // query buffer first (free until the blocks below).
   pool.parallel_chunks(bh * groups, 1, [&](int t, int64_t t0, int64_t t1) {
-    auto* row = reinterpret_cast<uint32_t*>(work + static_cast<size_t>(t) * per_thread + g.block_bytes);
+    uint32_t* row = block_buffers(g, work + static_cast<size_t>(t) * g.block_bytes).queries;
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t i = task / groups, group = task % groups, b = i / heads, h = i % heads;
       const float* kh = k.base + b * k.batch + h * k.head;
@@ -488,7 +465,7 @@ void fused_attention(CpuContext& c, const AttnRows& q, const AttnRows& k, const 
   // Blocks of query rows; a thread's consecutive blocks share a head, so its K and V stay in cache.
   const int64_t blocks = (nq + g.rows - 1) / g.rows;
   pool.parallel_chunks(bh * blocks, 1, [&](int t, int64_t t0, int64_t t1) {
-    void* at = work + static_cast<size_t>(t) * per_thread;
+    void* at = work + static_cast<size_t>(t) * g.block_bytes;
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t i = task / blocks, r0 = task % blocks * g.rows, b = i / heads, h = i % heads;
       const int rows = static_cast<int>(std::min(g.rows, nq - r0));
