@@ -13,6 +13,7 @@
 #include "backends/cpu/attention_fused_cpu.h"
 #include "backends/cpu/cpu_context.h"
 #include "backends/cpu/cpu_ops.h"
+#include "core/fault.h"
 #include "engine/device_select.h"
 #include "ops/op_test_util.h"
 #include "ops/permute.h"
@@ -107,6 +108,34 @@ TEST(AttentionFusedTest, TakenExactlyWhereTheCpuAndHeadDimAllow) {
   }
   for (const int64_t d : {0, 8, 24, 63, 144, 256})
     for (const bool b : {false, true}) EXPECT_FALSE(cpu::fused_attention_fits(d, b)) << "d " << d;
+}
+
+// The fused kernel's only failure is its scratch (packed K and V, then the per-thread blocks): each allocation
+// failing in turn is an OutOfMemory error naming it, raised before any parallel region, and the next call on the
+// same context succeeds.
+TEST(AttentionFusedTest, ScratchFailureIsOutOfMemoryAndTheContextRecovers) {
+  for (const bool bf16 : {false, true}) {
+    if (!cpu::fused_attention_fits(64, bf16)) continue;
+    SCOPED_TRACE(bf16 ? "bf16" : "f32");
+    Tensor q = test::random_tensor({1, 2, 70, 64}, 1), k = test::random_tensor({1, 2, 70, 64}, 2);
+    Tensor v = test::random_tensor({1, 2, 70, 64}, 3);
+    for (const int n : {1, 2}) {
+      ops::Context ctx;
+      ctx.cpu().set_bf16_products(bf16);
+      Tensor out = test::output_tensor({1, 70, 2, 64});
+      fault::configure("host.alloc:" + std::to_string(n));
+      try {
+        ops::attention(ctx, q, k, v, 0.125f, out);
+        ADD_FAILURE() << "allocation " << n << ": no error";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::OutOfMemory) << e.message();
+        EXPECT_NE(e.message().find("cpu scratch"), std::string::npos) << e.message();
+      }
+      fault::configure("");
+      ops::attention(ctx, q, k, v, 0.125f, out);
+      test::expect_close(out, ref::attention(q, k, v, 0.125f), bf16 ? 2e-2 : 1e-5, bf16 ? 2e-2 : 1e-4);
+    }
+  }
 }
 
 // oneDNN's path chunks the scores to the work limit.
