@@ -1,8 +1,7 @@
 #include "ops/upsample_conv_head.h"
 
+#include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
-#include "ops/conv2d.h"
-#include "ops/elementwise.h"
 #include "ops/op_checks.h"
 
 namespace dacpp::ops {
@@ -35,6 +34,7 @@ void check_operands(Context& ctx, const char* op, const Tensor& x, const Tensor&
 }  // namespace
 
 bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& y) {
+  if (ctx.device().kind == DeviceKind::Cpu) return true;
   return ctx.device().kind == DeviceKind::Cuda && x.rank() == 4 && w3.rank() == 4 && y.rank() == 4 &&
          cuda::upsample_conv_head_refusal(x, w3, y).empty();
 }
@@ -45,13 +45,8 @@ void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const T
   check_operands(ctx, op, x, w3, b3, w1, b1, y);
   if (y.numel() == 0) return;
   switch (ctx.device().kind) {
-    case DeviceKind::Cpu: {
-      Tensor hidden = Tensor::empty({x.dim(0), w3.dim(0), y.dim(2), y.dim(3)}, x.dtype(), "upsample_conv_head.hidden");
-      conv2d_upsampled(ctx, x, w3, b3, hidden, Activation::Relu);
-      conv2d(ctx, hidden, w1, b1, y);
-      if (final != HeadFinal::None) unary(ctx, final == HeadFinal::Relu ? Unary::Relu : Unary::Exp, y, y);
-      return;
-    }
+    case DeviceKind::Cpu:
+      return cpu::upsample_conv_head(ctx.cpu(), x, w3, b3, w1, b1, y, static_cast<int>(final));
     case DeviceKind::Cuda:
       return cuda::upsample_conv_head(ctx.cuda(), x, w3, b3, w1, b1, y, static_cast<int>(final));
   }

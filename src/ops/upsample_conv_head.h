@@ -9,8 +9,10 @@
 // CUDA never stores the H × W maps (bf16 / f16, C % 32 == 0, M = 32: upsample_conv_head_fused says whether these
 // operands qualify): one fused kernel, or — where upsampling by ~1.7× or more, and timed faster on first use — the
 // 3×3 conv's channel mixes as a GEMM at h × w followed by a kernel blending each output pixel's nine taps (the
-// resize and the conv commute: both linear). The CPU composes resize_bilinear and two conv2d (the reference the CUDA
-// paths are tested against).
+// resize and the conv commute: both linear). The CPU, for any operands, never stores them either: bands of rows
+// upsampled channels-last, the 3×3 conv on oneDNN in that layout, the 1×1 conv as a dot product per pixel
+// (cpu_ops.h). On the CPU x and y are f32 and the weights f32 or bf16; a bf16 w3 runs the 3×3 conv on bf16
+// operands (the upsampled map rounded to nearest even), and the 1×1 conv sums in f32 either way.
 // Errors: InvalidArgument on shape / dtype mismatch naming the tensors; Unsupported on CUDA for operands the fused
 // kernel does not take (with the reason); Backend off-device.
 #pragma once
@@ -25,7 +27,8 @@ enum class HeadFinal { None, Relu, Exp };
 void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
                         const Tensor& b1, Tensor& y, HeadFinal final = HeadFinal::None);
 
-// True when ctx runs upsample_conv_head on these operands as one fused kernel (CUDA, the shapes above).
+// True when ctx runs upsample_conv_head on these operands without storing the H × W maps: the CPU always, CUDA for
+// the shapes above (one fused kernel).
 bool upsample_conv_head_fused(Context& ctx, const Tensor& x, const Tensor& w3, const Tensor& y);
 
 }  // namespace dacpp::ops

@@ -5,13 +5,17 @@
 // which is what a user of --precision bf16 sees.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "backends/cpu/bf16_round_cpu.h"
 #include "backends/cpu/cpu_ops.h"
 #include "formats/half.h"
 #include "ops/conv2d.h"
 #include "ops/linear.h"
 #include "ops/op_test_util.h"
+#include "ops/upsample_conv_head.h"
 #include "reference/reference.h"
 
 namespace dacpp {
@@ -129,6 +133,64 @@ TEST_P(ConvTranspose2dBf16Test, PlanesAndTokensEqualTheRoundedConv) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvTranspose2dBf16Test,
                          ::testing::Values(DeconvBf16Case{{1, 48, 5, 7}, 24, 4}, DeconvBf16Case{{2, 32, 6, 3}, 40, 2}));
+
+// upsample_conv_head with bf16 weights: the upsampled map is rounded to bf16 for the 3×3 conv, whose hidden map
+// stays f32 for the 1×1 conv (its bf16 weight widened exactly). One band and bands of two rows.
+TEST_F(Bf16WeightsTest, UpsampleConvHeadEqualsTheRoundedConvs) {
+  const int64_t c = 16, m = 32, oh = 13, ow = 17;
+  const Tensor x = test::random_tensor({2, c, 5, 6}, 21, 1.f, "x");
+  const Tensor w3 = test::random_tensor({m, c, 3, 3}, 22, 0.2f, "w3"), w1 = test::random_tensor({1, m, 1, 1}, 23, 0.3f);
+  const Tensor b3 = test::random_tensor({m}, 24, 0.5f, "b3"), b1 = test::random_tensor({1}, 25, 0.5f, "b1");
+  const Tensor up = ref::resize_bilinear(x, oh, ow, /*align_corners=*/true);
+  const Tensor hidden = ref::conv2d(rounded(up), rounded(w3), b3, 1, 1, 1, 1, /*relu=*/true);
+  const Tensor want = ref::conv2d(hidden, rounded(w1), b1, 1, 1, 0, 0, false);
+  const Tensor exact = ref::conv2d(ref::conv2d(up, w3, b3, 1, 1, 1, 1, true), w1, b1, 1, 1, 0, 0, false);
+  for (const size_t band_rows : {size_t{0}, size_t{2}}) {
+    ops::Context bctx;
+    if (band_rows != 0) bctx.cpu().set_work_limit_bytes(2 * band_rows * static_cast<size_t>(c * ow * 4));
+    Tensor y = test::output_tensor({2, 1, oh, ow});
+    ops::upsample_conv_head(bctx, x, to_bf16(w3), b3, to_bf16(w1), b1, y);
+    test::expect_close(y, want, 1e-5, 1e-4, band_rows != 0 ? "2-row bands" : "one band");
+    EXPECT_LE(test::diff(y, exact).rel_l2, 1e-2);
+  }
+}
+
+// round_to_bf16 (the linear's x and attention's operands in a bf16 model): every length's tail, split over the
+// threads or not, equals the scalar rounding (nearest even) except that the native instruction reads denormals as
+// zero, as oneDNN's bf16 kernels do; a NaN stays a NaN.
+TEST(Bf16RoundTest, EqualsTheScalarRoundingForEveryTail) {
+  ThreadPool pool(2);
+  cpu::CpuContext c(pool, 4);
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{31}, int64_t{32},
+                          int64_t{33}, int64_t{63}, int64_t{70}, int64_t{200003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      x[static_cast<size_t>(i)] = std::ldexp(std::sin(0.37f * static_cast<float>(i)), static_cast<int>(i % 40) - 20);
+    if (n > 5) {
+      x[1] = std::nanf("");
+      x[2] = 1.00390625f;     // a tie: 1 + 2^-8, rounds to even (1)
+      x[3] = 1.01171875f;     // a tie the other way: 1 + 3·2^-8 → 1 + 2^-6
+      x[4] = 1e-40f;          // a denormal
+      x[5] = -3.4028235e38f;  // rounds past the largest bf16: −inf
+    }
+    std::vector<uint16_t> y(static_cast<size_t>(n) + 1, 0xABCD), serial(static_cast<size_t>(n) + 1, 0xABCD);
+    cpu::round_to_bf16(c, x.data(), y.data(), n);
+    cpu::round_to_bf16_serial(x.data(), serial.data(), n);
+    EXPECT_EQ(y, serial) << n << " values: the threads' split changes nothing";
+    EXPECT_EQ(y[static_cast<size_t>(n)], 0xABCD) << n << " values: wrote past the end";
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = x[static_cast<size_t>(i)];
+      const uint16_t got = y[static_cast<size_t>(i)];
+      if (std::isnan(v)) {
+        EXPECT_TRUE(std::isnan(bf16_to_f32(got))) << i;
+      } else if (std::fpclassify(v) == FP_SUBNORMAL && cpu::bf16_rounding_native()) {
+        EXPECT_EQ(bf16_to_f32(got), 0.f) << i;
+      } else {
+        EXPECT_EQ(got, f32_to_bf16(v)) << n << " values, index " << i << ": " << v;
+      }
+    }
+  }
+}
 
 TEST_F(Bf16WeightsTest, ActivationsStayF32AndOtherWeightDtypesAreNamed) {
   const Tensor x = test::random_tensor({1, 8, 6, 6}, 12), w = test::random_tensor({8, 8, 3, 3}, 13, 0.3f, "w");

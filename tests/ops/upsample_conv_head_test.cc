@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_context.h"
 #include "core/error.h"
 #include "ops/conv2d.h"
 #include "ops/op_test_util.h"
@@ -80,7 +81,7 @@ TEST(UpsampleConvHead, MatchesTheWrittenOutDefinition) {
     const Tensor logits = naive(x, w3, b3, w1, b1, k.oh, k.ow);
     const test::Diff d = test::diff(y, logits);
     EXPECT_LE(d.rel_l2, 1e-5) << k.c << " channels, " << k.h << "x" << k.w << " -> " << k.oh << "x" << k.ow;
-    EXPECT_FALSE(ops::upsample_conv_head_fused(ctx, x, w3, y)) << "the CPU has no fused kernel";
+    EXPECT_TRUE(ops::upsample_conv_head_fused(ctx, x, w3, y)) << "the CPU never stores the full-size maps";
     // The head's activation applied to the logits (ops::HeadFinal).
     for (const ops::HeadFinal final : {ops::HeadFinal::Relu, ops::HeadFinal::Exp}) {
       Tensor ya = test::output_tensor({k.n, 1, k.oh, k.ow});
@@ -92,6 +93,31 @@ TEST(UpsampleConvHead, MatchesTheWrittenOutDefinition) {
       }
       EXPECT_LE(test::diff(ya, want).rel_l2, 1e-5) << "final " << static_cast<int>(final);
     }
+  }
+}
+
+// The CPU runs the op in bands of output rows, each upsampled with a halo row either side and convolved with the
+// image's edge padding only where it touches an edge. Bands of 1, 2, 3 and 5 rows (a small work limit) against the
+// definition and against one band: every split of rows gives the whole, and a one-row band is padded on both sides.
+TEST(UpsampleConvHead, BandsOfAnyHeightGiveTheWhole) {
+  const int64_t n = 2, c = 6, h = 4, w = 5, m = 9, oh = 11, ow = 13;
+  const Tensor x = test::random_tensor({n, c, h, w}, 11, 1.f, "x");
+  const Tensor w3 = test::random_tensor({m, c, 3, 3}, 12, 0.4f, "w3");
+  const Tensor w1 = test::random_tensor({1, m, 1, 1}, 13, 0.5f, "w1");
+  const Tensor b3 = test::random_tensor({m}, 14, 0.3f, "b3"), b1 = test::random_tensor({1}, 15, 0.3f, "b1");
+  const Tensor want = naive(x, w3, b3, w1, b1, oh, ow);
+  ops::Context whole_ctx;
+  Tensor whole = test::output_tensor({n, 1, oh, ow});
+  ops::upsample_conv_head(whole_ctx, x, w3, b3, w1, b1, whole);
+  EXPECT_LE(test::diff(whole, want).rel_l2, 1e-5);
+  const size_t row_bytes = static_cast<size_t>(c * ow * 4);
+  for (const size_t rows : {1, 2, 3, 5}) {
+    ops::Context ctx;
+    ctx.cpu().set_work_limit_bytes(2 * rows * row_bytes);
+    Tensor y = test::output_tensor({n, 1, oh, ow});
+    ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
+    EXPECT_LE(test::diff(y, want).rel_l2, 1e-5) << rows << "-row bands";
+    EXPECT_LE(test::diff(y, whole).max_abs, 1e-5) << rows << "-row bands against one band";
   }
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "backends/cpu/attention_fused_cpu.h"
+#include "backends/cpu/bf16_round_cpu.h"
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/dnnl_util.h"
 #include "core/fault.h"
@@ -185,14 +186,7 @@ void attention(CpuContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
   auto* h = static_cast<uint16_t*>(c.scratch(Scratch::Src, sizeof(uint16_t) * static_cast<size_t>(nq + 2 * nkv)));
   const float* src[3] = {q.data<float>(), k.data<float>(), v.data<float>()};
   uint16_t* dst[3] = {h, h + nq, h + nq + nkv};
-  for (int t = 0; t < 3; ++t) {
-    const int64_t n = t == 0 ? nq : nkv;
-    const float* x = src[t];
-    uint16_t* y = dst[t];
-    c.pool().parallel_for(n, int64_t{1} << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y[i] = f32_to_bf16(x[i]);
-    });
-  }
+  for (int t = 0; t < 3; ++t) round_to_bf16(c, src[t], dst[t], t == 0 ? nq : nkv);
   run_attention(c, g, batch, dst[0], dst[1], dst[2], true, scale, static_cast<float*>(out.raw()));
 }
 

@@ -27,8 +27,10 @@ struct Plan {
   virtual ~Plan() = default;
 };
 
-// Named scratch slots; each is an independent grow-only host buffer.
-enum class Scratch { Src = 0, Dst = 1, Weights = 2, Work = 3, Count = 4 };
+// Named scratch slots; each is an independent grow-only host buffer. Src, Dst and Weights hold the reordered
+// operands of a primitive (conv_plan.h), Work an op's own working set; Stage0 and Stage1 hold maps an op passes
+// between its own steps around a primitive (cpu::upsample_conv_head's bands).
+enum class Scratch { Src = 0, Dst = 1, Weights = 2, Work = 3, Stage0 = 4, Stage1 = 5, Count = 6 };
 
 class CpuContext {
  public:
@@ -71,7 +73,8 @@ class CpuContext {
   bool fused_attention() const { return fused_attention_; }
   void set_fused_attention(bool on) { fused_attention_ = on; }
 
-  // Bound on an op's chunked working set (attention scores); ops split their work to stay under it.
+  // Bound on an op's chunked working set (attention scores, upsample_conv_head's bands); ops split their work to
+  // stay under it.
   size_t work_limit_bytes() const { return work_limit_bytes_; }
   void set_work_limit_bytes(size_t bytes) { work_limit_bytes_ = bytes; }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/bf16_round_cpu.h"
 #include "backends/cpu/cpu_ops.h"
 
 namespace dacpp::cpu {
@@ -97,6 +98,37 @@ void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const T
 }
 
 }  // namespace
+
+void resize_bilinear_rows_nhwc(CpuContext& c, const float* x, int64_t ch, int64_t h, int64_t w, int64_t row0,
+                               int64_t rows, int64_t full_h, int64_t ow, bool align_corners, void* y, bool bf16) {
+  if (rows == 0 || ow == 0 || ch == 0) return;
+  const Taps th = linear_taps(h, full_h, align_corners), tw = linear_taps(w, ow, align_corners);
+  // Per output row: the two input rows of every channel blended into a [w, C] buffer (channels innermost), then
+  // each output pixel's C values as a blend of two of its pixels. Same f32 operations, in the same order, as
+  // resample() above: the values equal resize_bilinear_rows's, laid out channels-last.
+  c.pool().parallel_for(rows, /*grain=*/1, [&](int64_t begin, int64_t end) {
+    std::vector<float> mixed(static_cast<size_t>(w * ch)), out(static_cast<size_t>(bf16 ? ow * ch : 0));
+    float* __restrict mp = mixed.data();
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t oy = row0 + r;
+      const float w0 = th.wt[oy * 2], w1 = th.wt[oy * 2 + 1];
+      for (int64_t k = 0; k < ch; ++k) {
+        const float* __restrict a = x + (k * h + th.idx[oy * 2]) * w;
+        const float* __restrict b = x + (k * h + th.idx[oy * 2 + 1]) * w;
+        for (int64_t ix = 0; ix < w; ++ix) mp[ix * ch + k] = (0.f + w0 * a[ix]) + w1 * b[ix];
+      }
+      float* __restrict dst = bf16 ? out.data() : static_cast<float*>(y) + r * ow * ch;
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        const float u0 = tw.wt[ox * 2], u1 = tw.wt[ox * 2 + 1];
+        const float* __restrict p0 = mp + tw.idx[ox * 2] * ch;
+        const float* __restrict p1 = mp + tw.idx[ox * 2 + 1] * ch;
+        float* __restrict o = dst + ox * ch;
+        for (int64_t k = 0; k < ch; ++k) o[k] = (0.f + u0 * p0[k]) + u1 * p1[k];
+      }
+      if (bf16) round_to_bf16_serial(dst, static_cast<uint16_t*>(y) + r * ow * ch, ow * ch);
+    }
+  });
+}
 
 void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners) {
   if (y.numel() == 0) return;
