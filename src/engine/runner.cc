@@ -86,6 +86,13 @@ Runner::Runner(std::shared_ptr<const Model> model, const RunnerOptions& options)
   if (ctx_.device().is_cpu()) ctx_.cpu().set_bf16_products(model_->precision() == DType::BF16);
 }
 
+void Runner::set_op_profile(ops::OpProfile* profile) {
+  DACPP_CHECK(profile == nullptr || ctx_.device().is_cpu(), ErrorCode::Unsupported,
+              "op profiles time CPU forwards only (on ", device_name(ctx_.device()),
+              " an op returns when its kernels are queued; scripts/gpu/kernel_trace.cc times GPU kernels)");
+  ctx_.set_profile(profile);
+}
+
 models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps) {
   model_->net().finish(ctx_, out, dumps);
   for (Tensor* t : {&out.depth, &out.sky, &out.conf, &out.rays, &out.ray_conf, &out.extrinsics, &out.intrinsics})

@@ -111,6 +111,10 @@ class Runner {
     double input_ms = 0, launch_ms = 0, gpu_wait_ms = 0, output_ms = 0;
   };
   void set_phase_timing(bool on) { time_phases_ = on; }
+
+  // Op-by-op times of the forwards run while `profile` is attached (null detaches; not owned): ops/op_profile.h. On
+  // the CPU only (an op on a GPU returns at its launch): Unsupported on a GPU runner.
+  void set_op_profile(ops::OpProfile* profile);
   const Phases& last_phases() const { return phases_; }
 
  private:

@@ -5,6 +5,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
@@ -29,6 +30,7 @@ void attention(Context& ctx, const Tensor& q, const Tensor& k, const Tensor& v, 
   check_no_alias(op, "out", out, "q", q);
   check_no_alias(op, "out", out, "k", k);
   check_no_alias(op, "out", out, "v", v);
+  const OpScope scope(ctx, op, {&q, &k});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::attention(ctx.cpu(), q, k, v, scale, out);
@@ -59,6 +61,7 @@ void attention_qkv_rows(Context& ctx, const Tensor& qkv, int64_t heads, float sc
   DACPP_CHECK(n > 0 || out.numel() == 0, ErrorCode::InvalidArgument, op, ": ", label("qkv", qkv), " has no tokens");
   DACPP_CHECK(std::isfinite(scale), ErrorCode::InvalidArgument, op, ": scale ", scale, " is not finite");
   check_no_alias(op, "out", out, "qkv", qkv);
+  const OpScope scope(ctx, op, {&qkv, &out});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::attention_qkv(ctx.cpu(), qkv, heads, scale, row0, out);

@@ -16,6 +16,8 @@ class CpuContext;
 
 namespace dacpp::ops {
 
+class OpProfile;
+
 class Context {
  public:
   // threads <= 0: all hardware threads. prim_cache_capacity bounds the per-shape oneDNN primitive cache (LRU).
@@ -35,12 +37,21 @@ class Context {
   cuda::CudaContext& cuda();
   DType act_dtype() const { return act_dtype_; }
 
+  // The profile the ops run on this context add their times to (op_profile.h), or null (the default): not owned,
+  // must outlive its attachment. OpScope keeps the nesting depth so that an op inside an op is not counted twice.
+  void set_profile(OpProfile* profile) { profile_ = profile; }
+  OpProfile* profile() const { return profile_; }
+  int enter_profiled_op() { return profile_depth_++; }
+  void leave_profiled_op() { --profile_depth_; }
+
  private:
   Device device_;
   DType act_dtype_;
   ThreadPool pool_;
   std::unique_ptr<cpu::CpuContext> cpu_;
   cuda::CudaContextPtr cuda_;
+  OpProfile* profile_ = nullptr;
+  int profile_depth_ = 0;
 };
 
 // Fused activation applied by linear / conv epilogues.

@@ -4,6 +4,7 @@
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/elementwise.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 #include "ops/resize.h"
 
 namespace dacpp::ops {
@@ -63,6 +64,7 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
   const int64_t ow = conv_out(op, "width", x.dim(3), w.dim(3), p.stride_w, p.pad_w);
   check_shape(op, "y", y, {x.dim(0), o, oh, ow});
   if (bias.defined()) check_shape(op, "bias", bias, {o});
+  const OpScope scope(ctx, op, {&x, &w});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       const cpu::ConvGeometry g{p.stride_h, p.stride_w, p.pad_h, p.pad_w};
@@ -96,6 +98,7 @@ void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const T
   check_no_alias(op, "h", h, "x", x);
   check_no_alias(op, "y", y, "h", h);
   if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &w1});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       unary(ctx, Unary::Relu, x, y);
@@ -114,6 +117,7 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tens
   check_common(ctx, op, x, w, bias, y);
   check_upsampled(op, x, x.dim(1), w, bias, y, act);
   if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &w, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       Tensor up = Tensor::empty({x.dim(0), x.dim(1), y.dim(2), y.dim(3)}, x.dtype(), "conv2d_upsampled.up");
@@ -146,6 +150,7 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Pointwise& pre, const
   if (pre.bias.defined()) check_shape(op, "pre.bias", pre.bias, {c});
   check_upsampled(op, x, c, w, bias, y, act);
   if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &w, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       Tensor mixed = Tensor::empty({x.dim(0), c, x.dim(2), x.dim(3)}, x.dtype(), "conv2d_upsampled.pre");
@@ -186,6 +191,7 @@ void conv_transpose2d(Context& ctx, const Tensor& x, const Tensor& w, const Tens
   constexpr const char* op = "conv_transpose2d";
   check_common(ctx, op, x, w, bias, y);
   check_deconv(op, x, x.dim(0), x.dim(1), x.dim(2), x.dim(3), w, bias, y, stride);
+  const OpScope scope(ctx, op, {&x, &w});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::conv_transpose2d(ctx.cpu(), x, w, bias, y, stride);
@@ -202,6 +208,7 @@ void conv_transpose2d_tokens(Context& ctx, const Tensor& x, int64_t h, int64_t w
   check_common(ctx, op, x, weight, bias, y, /*x_rank=*/3);
   check_token_grid(op, "x", x, h, w);
   check_deconv(op, x, x.dim(0), x.dim(2), h, w, weight, bias, y, stride);
+  const OpScope scope(ctx, op, {&x, &weight});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::conv_transpose2d_tokens(ctx.cpu(), x, h, w, weight, bias, y, stride);
@@ -227,6 +234,7 @@ void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, 
               ErrorCode::InvalidArgument, op, ": ", label("y", y), " has shape ", shape_str(y.shape()), ", expected [",
               tokens.dim(0) * h * w, ", ", taps, "·Cp] with Cp >= ", c + (ones ? 1 : 0));
   check_no_alias(op, "y", y, "tokens", tokens);
+  const OpScope scope(ctx, op, {&tokens, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::im2col3x3_tokens(ctx.cpu(), tokens, h, w, ky0, kyn, ones, y);

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 namespace {
@@ -36,6 +37,7 @@ void copy(Context& ctx, const Tensor& src, Tensor& dst) {
     std::memcpy(dst.raw(), src.raw(), src.nbytes());
     return;
   }
+  const OpScope scope(ctx, op, {&src, &dst});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       break;  // unreachable: a non-host tensor was refused above
@@ -55,6 +57,7 @@ void cast(Context& ctx, const Tensor& src, Tensor& dst) {
               ": cannot cast ", label("src", src), " (", dtype_name(src.dtype()), ") to ", label("dst", dst), " (",
               dtype_name(dst.dtype()), "): f32, bf16 and f16 only");
   check_no_alias(op, "dst", dst, "src", src);
+  const OpScope scope(ctx, op, {&src, &dst});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       DACPP_CHECK(src.dtype() == DType::F32 && dst.dtype() == DType::F32, ErrorCode::Unsupported, op,

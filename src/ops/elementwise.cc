@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 namespace {
@@ -30,6 +31,22 @@ cuda::UnaryKind to_cuda(Unary k) {
 }
 
 // b broadcasts against a (right-aligned; each b dim is 1 or equal), y has a's shape.
+const char* profile_name(Unary kind) {
+  switch (kind) {
+    case Unary::Gelu:
+      return "unary gelu";
+    case Unary::Silu:
+      return "unary silu";
+    case Unary::Relu:
+      return "unary relu";
+    case Unary::Exp:
+      return "unary exp";
+    case Unary::Sigmoid:
+      return "unary sigmoid";
+  }
+  return "unary";
+}
+
 void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b, const Tensor& y) {
   using namespace detail;
   const DType dt = check_act(ctx, op, "a", a);
@@ -53,6 +70,7 @@ void check_binary(Context& ctx, const char* op, const Tensor& a, const Tensor& b
 
 void binary(Context& ctx, const char* op, cpu::BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y) {
   check_binary(ctx, op, a, b, y);
+  const OpScope scope(ctx, op, {&a, &b});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::binary(ctx.cpu(), kind, a, b, y);
@@ -71,6 +89,7 @@ void unary(Context& ctx, Unary kind, const Tensor& x, Tensor& y) {
   const DType dt = check_act(ctx, op, "x", x);
   check_dtype(ctx, op, "y", y, dt);
   check_shape(op, "y", y, x.shape());
+  const OpScope scope(ctx, profile_name(kind), {&x});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::unary(ctx.cpu(), to_cpu(kind), x, y);
@@ -100,6 +119,7 @@ void add_scaled(Context& ctx, const Tensor& x, const Tensor& a, const Tensor& ga
   if (a.raw() == y.raw() && a.numel() > 0)
     DACPP_CHECK(a.dtype() == y.dtype(), ErrorCode::InvalidArgument, op, ": y aliases ", label("a", a),
                 " of another dtype");
+  const OpScope scope(ctx, op, {&x, &a});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::add_scaled(ctx.cpu(), x, a, gamma, y);

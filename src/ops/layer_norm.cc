@@ -6,6 +6,7 @@
 #include "backends/cuda/cuda_ops.h"
 #include "ops/elementwise.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
@@ -47,6 +48,7 @@ void check_drop_leading(const Context& ctx, const char* op, const Tensor& x, int
 void layer_norm(Context& ctx, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
   constexpr const char* op = "layer_norm";
   check_layer_norm(ctx, op, x, gamma, beta, eps, y);
+  const OpScope scope(ctx, op, {&x});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::layer_norm(ctx.cpu(), x, gamma, beta, eps, y);

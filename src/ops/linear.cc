@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
@@ -27,6 +28,7 @@ void linear(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
   check_shape(op, "y", y, ys);
   if (bias.defined()) check_shape(op, "bias", bias, {n});
   check_no_alias(op, "y", y, "x", x);
+  const OpScope scope(ctx, op, {&x, &w});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       const cpu::Epilogue e = act == Activation::Gelu   ? cpu::Epilogue::Gelu

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
@@ -25,6 +26,7 @@ void permute(Context& ctx, const Tensor& x, const std::vector<int>& perm, Tensor
   }
   check_shape(op, "y", y, ys);
   check_no_alias(op, "y", y, "x", x);
+  const OpScope scope(ctx, op, {&x, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::permute(ctx.cpu(), x, perm, y);

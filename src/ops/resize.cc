@@ -6,12 +6,14 @@
 #include "backends/cuda/cuda_ops.h"
 #include "ops/elementwise.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
 void resize_bilinear(Context& ctx, const Tensor& x, Tensor& y, bool align_corners) {
   constexpr const char* op = "resize_bilinear";
   detail::check_resize_pair(ctx, op, x, y);
+  const OpScope scope(ctx, op, {&x, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::resize_bilinear(ctx.cpu(), x, y, align_corners);
@@ -30,6 +32,7 @@ void resize_bilinear_add(Context& ctx, const Tensor& x, const Tensor& bias, Tens
     detail::check_shape(op, "bias", bias, {y.dim(1)});
   }
   if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       Tensor up = accumulate ? Tensor::empty(y.shape(), y.dtype(), "resize_bilinear_add.up") : y;
@@ -50,6 +53,7 @@ void resize_bicubic(Context& ctx, const Tensor& x, Tensor& y, bool align_corners
   detail::check_resize_pair(ctx, op, x, y);
   DACPP_CHECK(std::isfinite(scale_h) && std::isfinite(scale_w) && scale_h >= 0 && scale_w >= 0,
               ErrorCode::InvalidArgument, op, ": scales (", scale_h, ", ", scale_w, ") must be finite and >= 0");
+  const OpScope scope(ctx, op, {&x, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::resize_bicubic(ctx.cpu(), x, y, align_corners, scale_h, scale_w);

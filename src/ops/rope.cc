@@ -5,6 +5,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 
@@ -19,6 +20,7 @@ void rope2d(Context& ctx, Tensor& x, const Tensor& positions, float base) {
   check_shape(op, "positions", positions, {x.dim(2), 2});
   DACPP_CHECK(std::isfinite(base) && base > 0.f, ErrorCode::InvalidArgument, op, ": base ", base,
               " must be finite and > 0");
+  const OpScope scope(ctx, op, {&x});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::rope2d(ctx.cpu(), x, positions, base);

@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cuda/cuda_ops_nn.h"
 #include "ops/op_checks.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::ops {
 namespace {
@@ -44,6 +45,7 @@ void upsample_conv_head(Context& ctx, const Tensor& x, const Tensor& w3, const T
   constexpr const char* op = "upsample_conv_head";
   check_operands(ctx, op, x, w3, b3, w1, b1, y);
   if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &w3, &y});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu:
       return cpu::upsample_conv_head(ctx.cpu(), x, w3, b3, w1, b1, y, static_cast<int>(final));

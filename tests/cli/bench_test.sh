@@ -18,6 +18,38 @@ expect_exit 0 "$DACPP" bench -m "$MODEL" --size 84x56 --runs 2 --warmup 0 --batc
 expect_grep 'input 84x56 +batch 2 .*device cpu +precision f32' "$TMP/out"
 expect_grep 'median [0-9.]+ ms' "$TMP/out"
 
+# --profile: every op of the forward with its operand shapes and calls per forward; the ops' times and the time
+# outside them add up to the forward, each op kind's total is its rows' sum, and the text form names the ops.
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 2 --warmup 1 --threads 1 --profile --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["profile"]
+assert p["forwards"] == 2 and p["forward_ms"] > 0, p
+ops = p["ops"]
+names = {e["op"] for e in ops}
+for want in ("linear", "attention_qkv", "layer_norm", "upsample_conv_head"):
+    assert want in names, (want, sorted(names))
+# upsample_conv_head runs convs inside: they are its time, not rows of their own; one call per forward.
+head = [e for e in ops if e["op"] == "upsample_conv_head"]
+assert len(head) == 1 and head[0]["calls"] == 1 and head[0]["shapes"].endswith("[1,1,70,70]"), head
+assert abs(sum(e["ms"] for e in ops) - p["ops_ms"]) < 1e-6 * max(1.0, p["ops_ms"]), p
+assert abs(p["ops_ms"] + p["outside_ops_ms"] - p["forward_ms"]) < 1e-6 * p["forward_ms"], p
+assert 0 <= p["outside_ops_ms"] < p["forward_ms"], p
+for k in p["by_op"]:
+    rows = sum(e["ms"] for e in ops if e["op"] == k["op"])
+    assert abs(rows - k["ms"]) < 1e-6 * max(1.0, rows), (k, rows)
+assert all(e["calls"] > 0 and e["ms"] >= 0 and e["shapes"].startswith("[") for e in ops), ops
+PY
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --profile
+expect_grep '^op profile, per forward \(mean of 1\): forward [0-9.]+ ms = ops [0-9.]+ \+ outside ops' "$TMP/out"
+expect_grep '^  linear +\[' "$TMP/out"
+expect_exit 0 "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 --threads 1 --json
+pycheck "$TMP/out" <<'PY'
+import json, sys
+assert "profile" not in json.load(open(sys.argv[1]))
+PY
+
 # --rays: DA3 any-view with its ray branch (the checkpoint folder keeps the aux head); refused without one.
 ANYVIEW="$ROOT/tests/fixtures/models/da3small_tiny"
 expect_exit 0 "$DACPP" bench -m "$ANYVIEW" --size 70 --runs 1 --warmup 0 --threads 1 --rays --json

@@ -12,6 +12,7 @@
 #include "engine/model.h"
 #include "engine/runner.h"
 #include "gpu/gpu_model_util.h"
+#include "ops/op_profile.h"
 
 namespace dacpp {
 namespace {
@@ -63,6 +64,20 @@ TEST_F(CudaModelFaults, EverySiteIsATypedErrorAndTheRunnerServesTheNextRequest) 
     fault::configure("");
     EXPECT_TRUE(same(r.forward(x).depth, ref));
   }
+}
+
+// An op profile would time launches, not kernels: a GPU runner refuses it (bench --profile says so before a forward).
+TEST_F(CudaModelFaults, AnOpProfileIsRefusedOnAGpu) {
+  Runner runner(model_, RunnerOptions{});
+  ops::OpProfile profile;
+  try {
+    runner.set_op_profile(&profile);
+    FAIL() << "a GPU runner took an op profile";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("CPU forwards only"), std::string::npos) << e.what();
+  }
+  runner.set_op_profile(nullptr);  // detaching is always allowed
 }
 
 TEST_F(CudaModelFaults, MissingKernelImageIsABackendErrorAtLoad) {

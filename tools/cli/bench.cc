@@ -1,5 +1,6 @@
-// dacpp bench -m MODEL [--size 518|WxH] [--batch N] [--runs N] — forward latency, throughput, load time and peak
-// RSS, on a deterministic random (never zero) normalised input. Prints a table, or JSON with --json.
+// dacpp bench -m MODEL [--size 518|WxH] [--batch N] [--runs N] [--profile] — forward latency, throughput, load time
+// and peak RSS, on a deterministic random (never zero) normalised input; with --profile (CPU) where the time goes, op
+// by op. Prints a table, or JSON with --json.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "engine/device_select.h"
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "ops/op_profile.h"
 
 namespace dacpp::cli {
 namespace {
@@ -32,8 +34,11 @@ struct BenchOptions {
   DeviceFlags device;
   bool json = false;
   bool rays = false;
+  bool profile = false;
   int row_chunks = 1;
 };
+
+constexpr size_t kProfileRows = 25;  // op rows of the text profile (--json has them all)
 
 using Clock = std::chrono::steady_clock;
 
@@ -61,6 +66,27 @@ long peak_rss_kb() {
   return ru.ru_maxrss;
 }
 
+// The text form of j["profile"] (per forward): each op kind, then the costliest op and operand shapes.
+void print_profile(const nlohmann::json& p) {
+  const double fwd = p["forward_ms"].get<double>();
+  const auto pct = [&](double ms) { return fwd > 0 ? 100.0 * ms / fwd : 0.0; };
+  std::printf("op profile, per forward (mean of %d): forward %.2f ms = ops %.2f + outside ops %.2f (%.1f %%)\n",
+              p["forwards"].get<int>(), fwd, p["ops_ms"].get<double>(), p["outside_ops_ms"].get<double>(),
+              pct(p["outside_ops_ms"].get<double>()));
+  std::printf("  by op:");
+  for (const auto& k : p["by_op"])
+    std::printf(" %s %.2f ms (%.1f %%);", k["op"].get<std::string>().c_str(), k["ms"].get<double>(),
+                pct(k["ms"].get<double>()));
+  std::printf("\n  %-24s %-48s %7s %9s %6s\n", "op", "operands", "calls", "ms", "%");
+  size_t rows = 0;
+  for (const auto& e : p["ops"]) {
+    if (rows++ == kProfileRows) break;
+    std::printf("  %-24s %-48s %7.1f %9.3f %6.1f\n", e["op"].get<std::string>().c_str(),
+                e["shapes"].get<std::string>().c_str(), e["calls"].get<double>(), e["ms"].get<double>(),
+                pct(e["ms"].get<double>()));
+  }
+}
+
 }  // namespace
 
 Command register_bench(CLI::App& app) {
@@ -76,6 +102,9 @@ Command register_bench(CLI::App& app) {
   sub->add_option("--row-chunks", o->row_chunks,
                   "GPU, batch 1: run the transformer blocks in 1-4 row chunks side by side (default 1: whole)");
   sub->add_flag("--rays", o->rays, "DA3 any-view: run the ray branch too (a checkpoint folder keeps its ray head)");
+  sub->add_flag("--profile", o->profile,
+                "CPU: then time every op over up to 20 more forwards (per forward: each op and shape, each op kind, "
+                "and the time outside ops)");
   add_device_flags(sub, o->device);
   return {sub, [o]() {
             DACPP_CHECK(o->batch >= 1 && o->batch <= 256, ErrorCode::InvalidArgument, "--batch must be 1..256");
@@ -96,6 +125,11 @@ Command register_bench(CLI::App& app) {
             ro.threads = o->threads;
             ro.row_chunks = o->row_chunks;
             Runner runner(model, ro);
+            ops::OpProfile profile;
+            if (o->profile) {
+              runner.set_op_profile(&profile);  // Unsupported on a GPU, before any forward
+              runner.set_op_profile(nullptr);
+            }
             Tensor x = Tensor::empty({o->batch, 3, h, w}, DType::F32, "bench input");
             std::mt19937 rng(1234);
             std::normal_distribution<float> nd(0.f, 1.f);
@@ -122,6 +156,19 @@ Command register_bench(CLI::App& app) {
               output_ms.push_back(ph.output_ms);
             }
             runner.set_phase_timing(false);
+            // Then, with --profile, up to 20 more forwards timed op by op (apart from the runs above: the op clock
+            // reads add a little).
+            const int profiled = o->profile ? std::min(o->runs, 20) : 0;
+            double profiled_ms = 0;
+            if (profiled > 0) {
+              runner.set_op_profile(&profile);
+              for (int i = 0; i < profiled; ++i) {
+                const Clock::time_point t0 = Clock::now();
+                runner.forward(x, false, run_options);
+                profiled_ms += ms_since(t0);
+              }
+              runner.set_op_profile(nullptr);
+            }
             const auto median_of = [](std::vector<double> v) {
               std::sort(v.begin(), v.end());
               return v[v.size() / 2];
@@ -160,6 +207,19 @@ Command register_bench(CLI::App& app) {
               j["graph_replay_ms"] = *gpu_ms;
               j["graph_images_per_s"] = 1000.0 * o->batch / *gpu_ms;
             }
+            if (profiled > 0) {
+              const double per = 1.0 / profiled;
+              nlohmann::json ops = nlohmann::json::array(), kinds = nlohmann::json::array();
+              for (const ops::OpProfile::Entry& e : profile.entries())
+                ops.push_back({{"op", e.op}, {"shapes", e.shapes}, {"calls", e.calls * per}, {"ms", e.ms * per}});
+              for (const auto& [op, ms] : profile.by_op()) kinds.push_back({{"op", op}, {"ms", ms * per}});
+              j["profile"] = {{"forwards", profiled},
+                              {"forward_ms", profiled_ms * per},
+                              {"ops_ms", profile.total_ms() * per},
+                              {"outside_ops_ms", (profiled_ms - profile.total_ms()) * per},
+                              {"by_op", kinds},
+                              {"ops", ops}};
+            }
             if (o->json) {
               std::printf("%s\n", j.dump(2).c_str());
             } else {
@@ -176,6 +236,7 @@ Command register_bench(CLI::App& app) {
               if (j.contains("graph_replay_ms"))
                 std::printf("GPU time of the forward alone (CUDA graph replay, no copies): %.3f ms | %.2f img/s\n",
                             j["graph_replay_ms"].get<double>(), j["graph_images_per_s"].get<double>());
+              if (j.contains("profile")) print_profile(j["profile"]);
             }
             return 0;
           }};
