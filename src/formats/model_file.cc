@@ -202,6 +202,10 @@ Tensor ModelFile::device_f32(const std::string& name, const Shape& expected) con
   return placed_copy(host_f32(name, expected), /*keep_f32=*/true);
 }
 
+void ModelFile::release_pages(const Tensor& t) const {
+  if (mapping_ && t.defined() && t.device().is_cpu()) mapping_->release_pages(t.raw(), t.nbytes());
+}
+
 Tensor ModelFile::placed_copy(const Tensor& host, bool keep_f32) const {
   if (!placement_) return host;
   Tensor placed = placement_->place(host, keep_f32);

@@ -103,6 +103,10 @@ class ModelFile {
   // tensor_f32(name, expected) kept in f32 on the placement's device (the host tensor when not placed).
   Tensor device_f32(const std::string& name, const Shape& expected) const;
 
+  // Gives back the host pages of `t` where it is a view of this file's mapping (nothing otherwise): for a caller
+  // that has made its own copy of a weight and will not read the view again. A later read faults them back in.
+  void release_pages(const Tensor& t) const;
+
   // A copy of this index (sharing the file mapping) whose weight accessor places weights with `placement`.
   std::shared_ptr<ModelFile> placed(std::shared_ptr<const WeightPlacement> placement) const;
   const WeightPlacement* placement() const { return placement_.get(); }

@@ -6,12 +6,13 @@ namespace dacpp::layers {
 
 Linear::Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias,
                WeightPrecision precision)
-    : in_(in),
-      out_(out),
-      precision_(precision),
-      w_(precision == WeightPrecision::F32 ? fetch_keep_f32(mf, weight_name(prefix), {out, in})
-                                           : fetch(mf, weight_name(prefix), {out, in})),
-      b_(fetch_bias(mf, prefix, out, bias)) {}
+    : in_(in), out_(out), precision_(precision), b_(fetch_bias(mf, prefix, out, bias)) {
+  const Tensor w = precision == WeightPrecision::F32 ? fetch_keep_f32(mf, weight_name(prefix), {out, in})
+                                                     : fetch(mf, weight_name(prefix), {out, in});
+  w_ = ops::prepare_linear_weight(w);
+  // Packed, the plain weight is no longer read: a bf16 copy is freed with `w`, mapped f32 pages are given back.
+  if (w_.packed() != nullptr) mf.release_pages(w);
+}
 
 Tensor Linear::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
   // x: [..., in] → y: [..., out]

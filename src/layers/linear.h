@@ -6,6 +6,7 @@
 #include "formats/model_file.h"
 #include "layers/exec.h"
 #include "layers/weights.h"
+#include "ops/linear.h"
 
 namespace dacpp::layers {
 
@@ -26,13 +27,15 @@ class Linear {
 
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
-  const Tensor& weight() const { return w_; }
+  // On the CPU the weight is packed for oneDNN's matmul at load (ops::prepare_linear_weight).
+  const ops::LinearWeight& weight() const { return w_; }
   const Tensor& bias() const { return b_; }
 
  private:
   int64_t in_, out_;
   WeightPrecision precision_;
-  Tensor w_, b_;
+  ops::LinearWeight w_;
+  Tensor b_;
 };
 
 }  // namespace dacpp::layers

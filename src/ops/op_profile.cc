@@ -54,6 +54,15 @@ OpScope::OpScope(Context& ctx, const char* op, std::initializer_list<const Tenso
   t0_ = std::chrono::steady_clock::now();
 }
 
+OpScope::OpScope(Context& ctx, const char* op, std::initializer_list<const Tensor*> operands, const Described& more)
+    : OpScope(ctx, op, operands) {
+  if (!timing_) return;
+  shapes_ += str_cat(shapes_.empty() ? "" : " ", shape_str(more.shape));
+  if (more.dtype != DType::F32) shapes_ += str_cat(' ', dtype_name(more.dtype));
+  shapes_ += str_cat(' ', more.form);
+  t0_ = std::chrono::steady_clock::now();
+}
+
 OpScope::~OpScope() {
   if (!counted_) return;
   ctx_.leave_profiled_op();

@@ -42,6 +42,14 @@ class OpProfile {
 class OpScope {
  public:
   OpScope(Context& ctx, const char* op, std::initializer_list<const Tensor*> operands);
+  // An operand held in another form than a Tensor (a packed linear weight): its shape and dtype, named after the
+  // tensors, e.g. "[1536,384] bf16 packed".
+  struct Described {
+    Shape shape;
+    DType dtype;
+    const char* form;
+  };
+  OpScope(Context& ctx, const char* op, std::initializer_list<const Tensor*> operands, const Described& more);
   ~OpScope();
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;

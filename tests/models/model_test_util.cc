@@ -110,7 +110,7 @@ SyntheticDims SyntheticDims::full_size(char variant) {
 
 SyntheticModel::SyntheticModel(bool da3_mono, unsigned seed) : SyntheticModel(SyntheticDims{}, da3_mono, seed) {}
 
-SyntheticModel::SyntheticModel(const SyntheticDims& dims, bool da3_mono, unsigned seed) : seed_(seed), dims_(dims) {
+SyntheticModel::SyntheticModel(const SyntheticDims& dims, bool da3_mono, unsigned seed) : dims_(dims), seed_(seed) {
   using names::key;
   meta_[key("arch")] = meta_string(da3_mono ? names::kArchDA3 : names::kArchDA2);
   meta_[key("checkpoint_name")] = meta_string(da3_mono ? "synthetic-mono" : "synthetic-da2");

@@ -68,6 +68,47 @@ INSTANTIATE_TEST_SUITE_P(Operands, LinearBf16Test,
                                            LinearBf16Case{true, false, ops::Activation::None},
                                            LinearBf16Case{true, true, ops::Activation::Relu}));
 
+// A bf16 weight packed at load (ops::prepare_linear_weight) gives what the plain bf16 weight gives, bit for bit, for
+// any number of rows (the packing asked the matmul about 1024), with and without bias and epilogue; an f32 weight is
+// left as it is (a view of the mapped file); a mismatched x is refused naming the weight.
+TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
+  const int64_t n = 96, k = 80;
+  const Tensor w = to_bf16(test::random_tensor({n, k}, 31, 0.3f, "blocks.0.mlp.fc1.weight"));
+  const Tensor b = test::random_tensor({n}, 32, 1.f, "b");
+  const ops::LinearWeight packed = ops::prepare_linear_weight(w);
+  ASSERT_NE(packed.packed(), nullptr) << "oneDNN reads a bf16 weight blocked here (AVX-512 BF16 or AMX)";
+  EXPECT_FALSE(packed.plain().defined());
+  EXPECT_EQ(packed.out_features(), n);
+  EXPECT_EQ(packed.in_features(), k);
+  EXPECT_EQ(packed.dtype(), DType::BF16);
+  EXPECT_EQ(packed.name(), "blocks.0.mlp.fc1.weight");
+  for (const Shape& xs : {Shape{1, k}, Shape{7, k}, Shape{2, 33, k}, Shape{1, 1370, k}})
+    for (const bool bias : {false, true})
+      for (const ops::Activation act : {ops::Activation::None, ops::Activation::Gelu}) {
+        const Tensor x = test::random_tensor(xs, 33, 1.f, "x");
+        Shape ys = xs;
+        ys.back() = n;
+        Tensor got = test::output_tensor(ys), want = test::output_tensor(ys);
+        ops::linear(ctx, x, packed, bias ? b : Tensor(), got, act);
+        ops::linear(ctx, x, w, bias ? b : Tensor(), want, act);
+        EXPECT_EQ(test::diff(got, want).max_abs, 0.0) << shape_str(xs) << " bias " << bias;
+      }
+  const ops::LinearWeight f32 = ops::prepare_linear_weight(test::random_tensor({n, k}, 34));
+  EXPECT_EQ(f32.packed(), nullptr);
+  EXPECT_TRUE(f32.plain().defined());
+  Tensor y = test::output_tensor({3, n});
+  try {
+    ops::linear(ctx, test::random_tensor({3, k + 1}, 35, 1.f, "x"), packed, Tensor(), y);
+    FAIL() << "took an x of another width";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("weight 'blocks.0.mlp.fc1.weight' has shape [96,80]"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ops::linear(ctx, to_bf16(test::random_tensor({3, k}, 36)), packed, Tensor(), y), Error)
+      << "x must be an f32 activation";
+}
+
 TEST_F(Bf16WeightsTest, LinearF32AndBf16OfOneShapeAreSeparatePlans) {
   const Tensor x = test::random_tensor({9, 40}, 4), w = test::random_tensor({24, 40}, 5, 0.5f);
   Tensor y32 = test::output_tensor({9, 24}), y16 = test::output_tensor({9, 24});

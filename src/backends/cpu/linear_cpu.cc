@@ -49,7 +49,89 @@ std::shared_ptr<LinearPlan> make_plan(CpuContext& c, int64_t m, int64_t k, int64
   return p;
 }
 
+// The packed form of a weight (cpu_ops.h): its layout, as the matmul chose it for kPackRows rows, and its bytes.
+struct PackedImpl {
+  dnnl::memory::desc desc;
+  std::shared_ptr<void> bytes;
+};
+
+// The rows the packing asks the matmul about. The layout did not depend on the rows here (1 to 21904 rows: one
+// layout per dtype); where it does, linear_packed reorders.
+constexpr int64_t kPackRows = 1024;
+
+struct PackedLinearPlan : Plan {
+  dnnl::matmul prim;
+  dnnl::memory::desc src, wei, bias, dst;
+  bool round_src = false;
+  std::optional<dnnl::reorder> wei_in;  // packed → this matmul's layout, where they differ
+};
+
 }  // namespace
+
+std::optional<PackedWeight> pack_linear_weight(const Tensor& w) {
+  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear weight packing: oneDNN reorder");
+  const int64_t n = w.dim(0), k = w.dim(1);
+  const dt wt = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
+  return dnnl_call("linear weight packing", [&]() -> std::optional<PackedWeight> {
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(eng);
+    const dnnl::memory::desc plain({k, n}, wt, tag::ba);
+    dnnl::matmul::primitive_desc pd(
+        dnnl::matmul::desc(dnnl::memory::desc({kPackRows, k}, wt, tag::ab), dnnl::memory::desc({k, n}, wt, tag::any),
+                           f32_desc({kPackRows, n}, tag::ab)),
+        eng);
+    if (pd.weights_desc() == plain) return std::nullopt;
+    auto impl = std::make_shared<PackedImpl>();
+    impl->desc = pd.weights_desc();
+    impl->bytes = host_alloc(impl->desc.get_size(), str_cat("packed weight '", w.name(), "'"));
+    dnnl::memory from = wrap(plain, eng, w.raw()), to(impl->desc, eng, impl->bytes.get());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    return PackedWeight{n, k, w.dtype(), w.name(), std::move(impl)};
+  });
+}
+
+void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act) {
+  DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear: oneDNN matmul");
+  const int64_t n = w.n, k = w.k, m = x.numel() / k;
+  if (m == 0 || n == 0) return;
+  c.pool().bind_to_current_thread();
+  const bool has_bias = bias.defined();
+  const auto& impl = *static_cast<const PackedImpl*>(w.impl.get());
+  const dt prod = w.dtype == DType::BF16 ? dt::bf16 : dt::f32;
+  const std::string key = str_cat("linear_packed m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act),
+                                  " w", dtype_name(w.dtype));
+  dnnl_call("linear", [&] {
+    auto p = c.plan<PackedLinearPlan>(key, [&] {
+      auto pl = std::make_shared<PackedLinearPlan>();
+      pl->src = dnnl::memory::desc({m, k}, prod, tag::ab);
+      pl->dst = f32_desc({m, n}, tag::ab);
+      if (has_bias) pl->bias = f32_desc({1, n}, tag::ab);
+      const dnnl::memory::desc wany({k, n}, prod, tag::any);
+      dnnl::matmul::desc d =
+          has_bias ? dnnl::matmul::desc(pl->src, wany, pl->bias, pl->dst) : dnnl::matmul::desc(pl->src, wany, pl->dst);
+      dnnl::matmul::primitive_desc pd(d, epilogue_attr(act), c.engine());
+      pl->wei = pd.weights_desc();
+      pl->prim = dnnl::matmul(pd);
+      pl->round_src = prod == dt::bf16;
+      if (pl->wei != impl.desc)
+        pl->wei_in = dnnl::reorder(dnnl::reorder::primitive_desc(c.engine(), impl.desc, c.engine(), pl->wei));
+      return pl;
+    });
+    dnnl::memory src = wrap(p->src, c.engine(), x.raw());
+    if (p->round_src) {
+      src = dnnl::memory(p->src, c.engine(), c.scratch(Scratch::Src, p->src.get_size()));
+      round_to_bf16(c, x.data<float>(), static_cast<uint16_t*>(src.get_data_handle()), m * k);
+    }
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, src},
+        {DNNL_ARG_WEIGHTS, staged_operand(c, p->wei_in, impl.desc, p->wei, impl.bytes.get(), Scratch::Weights)},
+        {DNNL_ARG_DST, wrap(p->dst, c.engine(), y.raw())}};
+    if (has_bias) args[DNNL_ARG_BIAS] = wrap(p->bias, c.engine(), bias.raw());
+    p->prim.execute(c.stream(), args);
+    c.stream().wait();
+  });
+}
 
 void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
   DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear: oneDNN matmul");
