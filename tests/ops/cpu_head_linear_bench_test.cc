@@ -1,0 +1,125 @@
+// Two CPU changes timed against what they replaced, in one process, the two arms alternated call by call (so a
+// shared machine's drift hits both alike): medians of 10 pairs after 2 warm-up pairs, on all hardware threads.
+// Benchmarks, not checks: disabled, run on demand with
+//   dacpp_tests --gtest_also_run_disabled_tests --gtest_filter='CpuBench.*'
+// - OutputStage: ops::upsample_conv_head (bands upsampled channels-last, nhwc conv, the 1×1 conv as a dot) against
+//   the planar bands it replaced (resize_bilinear_rows, conv2d 3×3 + ReLU, conv2d 1×1, per band of 63 rows with a
+//   halo row each side), at DA2-S (32 channels) or, with DACPP_BENCH_HEAD_CHANNELS=128, DA2-L's shape: o1 at 296²
+//   to 518². f32 and bf16 weights.
+// - PackedLinear: DA2-L's fc1 (1370 × 1024 → 4096) in bf16 over 24 weights in turn (as 24 layers read them: from
+//   memory, not cache), packed at load against the plain weight.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "backends/cpu/cpu_ops.h"
+#include "formats/half.h"
+#include "ops/conv2d.h"
+#include "ops/linear.h"
+#include "ops/op_test_util.h"
+#include "ops/resize_rows.h"
+#include "ops/upsample_conv_head.h"
+
+namespace dacpp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Tensor to_bf16(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::BF16, t.name());
+  auto* p = static_cast<uint16_t*>(out.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = f32_to_bf16(t.data<float>()[i]);
+  return out;
+}
+
+// Median milliseconds of a and b, called alternately.
+void alternate(const char* what, const std::function<void()>& a, const char* a_name, const std::function<void()>& b,
+               const char* b_name) {
+  std::vector<double> ta, tb;
+  for (int i = 0; i < 12; ++i) {
+    for (int arm = 0; arm < 2; ++arm) {
+      const auto t0 = Clock::now();
+      (arm == 0 ? a : b)();
+      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      if (i >= 2) (arm == 0 ? ta : tb).push_back(ms);
+    }
+  }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  std::printf("%s: %s median %.2f ms (min %.2f) | %s median %.2f ms (min %.2f) | ratio %.2f\n", what, a_name,
+              ta[ta.size() / 2], ta.front(), b_name, tb[tb.size() / 2], tb.front(),
+              tb[tb.size() / 2] / ta[ta.size() / 2]);
+}
+
+TEST(CpuBench, DISABLED_OutputStage) {
+  const char* env = std::getenv("DACPP_BENCH_HEAD_CHANNELS");
+  const int64_t c = env ? std::atoi(env) : 32, m = 32, h = 296, oh = 518;
+  ASSERT_GT(c, 0);
+  const Tensor x = test::random_tensor({1, c, h, h}, 1, 1.f, "o1");
+  const Tensor w3f = test::random_tensor({m, c, 3, 3}, 2, 0.1f, "w3"), w1f = test::random_tensor({1, m, 1, 1}, 3);
+  const Tensor b3 = test::random_tensor({m}, 4), b1 = test::random_tensor({1}, 5);
+  for (const bool bf16 : {false, true}) {
+    if (bf16 && !cpu::bf16_support().refusal.empty()) continue;
+    const Tensor w3 = bf16 ? to_bf16(w3f) : w3f, w1 = bf16 ? to_bf16(w1f) : w1f;
+    ops::Context ctx;
+    Tensor y = test::output_tensor({1, 1, oh, oh}), yb = test::output_tensor({1, 1, oh, oh});
+    const int64_t rows = 63;  // the old path's band: 4 MiB of 64-channel rows at 518 wide, as DptHead::band had it
+    // The band buffers allocated once, as the model's arena had them.
+    const Tensor up_buf = Tensor::empty({c * (rows + 2) * oh}, DType::F32, "up");
+    const Tensor hid_buf = Tensor::empty({m * (rows + 2) * oh}, DType::F32, "hid");
+    const Tensor logits_buf = Tensor::empty({(rows + 2) * oh}, DType::F32, "logits");
+    const auto planar = [&] {
+      for (int64_t r0 = 0; r0 < oh; r0 += rows) {
+        const int64_t r1 = std::min(oh, r0 + rows), a = std::max<int64_t>(r0 - 1, 0), e = std::min(r1 + 1, oh);
+        Tensor up = up_buf.offset_view(0, {1, c, e - a, oh});
+        ops::resize_bilinear_rows(ctx, x, up, a, oh, /*align_corners=*/true);
+        Tensor hid = hid_buf.offset_view(0, {1, m, e - a, oh});
+        ops::conv2d(ctx, up, w3, b3, hid, ops::Conv2dParams{1, 1, 1, 1}, ops::Activation::Relu);
+        Tensor logits = logits_buf.offset_view(0, {1, 1, e - a, oh});
+        ops::conv2d(ctx, hid, w1, b1, logits);
+        std::copy(logits.data<float>() + (r0 - a) * oh, logits.data<float>() + (r1 - a) * oh,
+                  yb.data<float>() + r0 * oh);
+      }
+    };
+    alternate(
+        bf16 ? "output stage bf16" : "output stage f32 ", [&] { ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y); },
+        "upsample_conv_head", planar, "planar bands");
+    EXPECT_LE(test::diff(y, yb).rel_l2, bf16 ? 1e-2 : 1e-5);
+  }
+}
+
+TEST(CpuBench, DISABLED_PackedLinear) {
+  if (!cpu::bf16_support().refusal.empty()) GTEST_SKIP() << cpu::bf16_support().refusal;
+  const int64_t mrows = 1370, k = 1024, n = 4096, layers = 24;
+  std::vector<Tensor> plain;
+  std::vector<ops::LinearWeight> packed;
+  for (int64_t l = 0; l < layers; ++l) {
+    plain.push_back(to_bf16(test::random_tensor({n, k}, 10 + static_cast<unsigned>(l), 0.03f, "fc1")));
+    packed.push_back(ops::prepare_linear_weight(plain.back()));
+  }
+  ASSERT_NE(packed[0].packed(), nullptr);
+  const Tensor x = test::random_tensor({1, mrows, k}, 2, 1.f, "x");
+  const Tensor b = test::random_tensor({n}, 3);
+  ops::Context ctx;
+  Tensor y = test::output_tensor({1, mrows, n});
+  const double gflop = 2.0 * mrows * k * n * layers * 1e-9;
+  alternate(
+      "fc1 bf16 x24",
+      [&] {
+        for (const auto& w : packed) ops::linear(ctx, x, w, b, y, ops::Activation::Gelu);
+      },
+      "packed",
+      [&] {
+        for (const auto& w : plain) ops::linear(ctx, x, w, b, y, ops::Activation::Gelu);
+      },
+      "plain");
+  std::printf("(%.1f GFLOP a pass)\n", gflop);
+}
+
+}  // namespace
+}  // namespace dacpp
