@@ -1,5 +1,8 @@
 #include "layers/linear.h"
 
+#include <optional>
+#include <utility>
+
 #include "ops/linear.h"
 
 namespace dacpp::layers {
@@ -7,11 +10,18 @@ namespace dacpp::layers {
 Linear::Linear(const ModelFile& mf, const std::string& prefix, int64_t in, int64_t out, Bias bias,
                WeightPrecision precision)
     : in_(in), out_(out), precision_(precision), b_(fetch_bias(mf, prefix, out, bias)) {
-  const Tensor w = precision == WeightPrecision::F32 ? fetch_keep_f32(mf, weight_name(prefix), {out, in})
-                                                     : fetch(mf, weight_name(prefix), {out, in});
-  w_ = ops::prepare_linear_weight(w);
-  // Packed, the plain weight is no longer read: a bf16 copy is freed with `w`, mapped f32 pages are given back.
-  if (w_.packed() != nullptr) mf.release_pages(w);
+  // A CPU model in bf16 (the host placement): the weight rounded to bf16 straight into the layout oneDNN's matmul
+  // reads, from its f32 pages, which are then given back; no plain bf16 copy is made.
+  if (precision == WeightPrecision::Model && mf.placement() != nullptr && mf.placement()->on_host()) {
+    const Tensor host = mf.host_f32(weight_name(prefix), {out, in});
+    if (std::optional<ops::LinearWeight> packed = ops::pack_linear_weight(host, DType::BF16)) {
+      w_ = std::move(*packed);
+      mf.release_pages(host);
+      return;
+    }
+  }
+  w_ = ops::LinearWeight(precision == WeightPrecision::F32 ? fetch_keep_f32(mf, weight_name(prefix), {out, in})
+                                                           : fetch(mf, weight_name(prefix), {out, in}));
 }
 
 Tensor Linear::forward(Exec& ex, const Tensor& x, ops::Activation act) const {

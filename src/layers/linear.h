@@ -27,7 +27,7 @@ class Linear {
 
   int64_t in_features() const { return in_; }
   int64_t out_features() const { return out_; }
-  // On the CPU the weight is packed for oneDNN's matmul at load (ops::prepare_linear_weight).
+  // A bf16 model on the CPU packs it for oneDNN's matmul at load (ops::pack_linear_weight).
   const ops::LinearWeight& weight() const { return w_; }
   const Tensor& bias() const { return b_; }
 

@@ -65,12 +65,17 @@ const std::string& LinearWeight::name() const {
   return packed_ ? packed_->name : plain_.name();
 }
 
-LinearWeight prepare_linear_weight(const Tensor& w) {
-  // bf16 only: an f32 weight stays a view of the mapped file. Packing DA2-L's f32 weights took its load from 0.53 to
-  // 1.53 s (2 cores) for 5 % off a forward; a bf16 model copies its weights at load anyway (0.50 → 0.78 s, 9 % off).
-  if (!w.defined() || !w.device().is_cpu() || w.rank() != 2 || w.dtype() != DType::BF16) return LinearWeight(w);
-  std::optional<cpu::PackedWeight> p = cpu::pack_linear_weight(w);
-  if (!p) return LinearWeight(w);
+std::optional<LinearWeight> pack_linear_weight(const Tensor& host, DType product) {
+  DACPP_CHECK(host.defined() && host.device().is_cpu() && host.rank() == 2 &&
+                  (host.dtype() == DType::F32 || host.dtype() == DType::BF16) &&
+                  (product == DType::F32 || product == DType::BF16) &&
+                  (host.dtype() == product || product == DType::BF16),
+              ErrorCode::InvalidArgument, "pack_linear_weight: weight '", host.name(), "' ",
+              host.defined() ? shape_str(host.shape()) : std::string("(undefined)"), " ",
+              host.defined() ? dtype_name(host.dtype()) : "", " for ", dtype_name(product),
+              " products (need a host f32 or bf16 [N, K] weight, products in f32 or bf16, never bf16 to f32)");
+  std::optional<cpu::PackedWeight> p = cpu::pack_linear_weight(host, product);
+  if (!p) return std::nullopt;
   return LinearWeight(std::make_shared<const cpu::PackedWeight>(std::move(*p)));
 }
 

@@ -9,14 +9,17 @@
 // accumulation, bias and epilogue — a model loaded in bf16 (its weights bf16; a weight may be either operand).
 // Errors: InvalidArgument naming the tensors on any shape/dtype mismatch; Backend when not all on ctx's device.
 //
-// LinearWeight: a linear layer's weight as the layer holds it. On the CPU, for a model loaded in bf16 (a host bf16
-// [N, K] weight), prepare_linear_weight packs it once, at load, into the blocked layout oneDNN's matmul reads
-// (cpu::PackedWeight), and the plain copy is let go; linear() on a LinearWeight then computes exactly what it would on
-// the plain weight, without the matmul re-packing the weight each call. Elsewhere the plain weight is kept. A packed
-// weight given to an op on another device is a Backend error naming it.
+// LinearWeight: a linear layer's weight as the layer holds it: the plain [N, K] tensor, or on the CPU the same laid
+// out once, at load, the way oneDNN's matmul reads it (cpu::PackedWeight; pack_linear_weight), which a matmul on the
+// plain weight would otherwise build again in every call. A bf16 model on the CPU packs its linear weights straight
+// from their f32 pages, rounding to bf16 in the same pass (no plain bf16 copy is made); f32 models keep the plain
+// weights, views of the mapped file (packing them cost DA2-L's load a second; docs/PERFORMANCE.md). linear() on a
+// LinearWeight computes what it would on the plain weight. A packed weight given to an op on another device is a
+// Backend error naming it.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/tensor.h"
@@ -50,9 +53,11 @@ class LinearWeight {
   std::shared_ptr<const cpu::PackedWeight> packed_;
 };
 
-// w packed for the CPU where it is a host bf16 rank-2 tensor and oneDNN's matmul would re-pack it; otherwise w as it
-// is (f32 weights stay views of the mapped file: see linear.cc). Throws Backend or OutOfMemory from the packing.
-LinearWeight prepare_linear_weight(const Tensor& w);
+// host (a host f32 or bf16 [N, K] weight) packed for the CPU's matmul with products in `product` (f32, or bf16: an
+// f32 weight rounded to nearest even, denormals read as zero, as oneDNN's bf16 kernels read them); nullopt where the
+// matmul reads the plain layout itself. Throws InvalidArgument for other operands, InvalidModel naming the tensor
+// where a value rounds past bf16's range, Backend or OutOfMemory from the packing.
+std::optional<LinearWeight> pack_linear_weight(const Tensor& host, DType product);
 
 void linear(Context& ctx, const Tensor& x, const LinearWeight& w, const Tensor& bias, Tensor& y,
             Activation act = Activation::None);

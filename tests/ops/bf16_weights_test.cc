@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/bf16_round_cpu.h"
@@ -68,34 +69,43 @@ INSTANTIATE_TEST_SUITE_P(Operands, LinearBf16Test,
                                            LinearBf16Case{true, false, ops::Activation::None},
                                            LinearBf16Case{true, true, ops::Activation::Relu}));
 
-// A bf16 weight packed at load (ops::prepare_linear_weight) gives what the plain bf16 weight gives, bit for bit, for
-// any number of rows (the packing asked the matmul about 1024), with and without bias and epilogue; an f32 weight is
-// left as it is (a view of the mapped file); a mismatched x is refused naming the weight.
+// A linear weight packed at load (ops::pack_linear_weight) gives what the plain weight gives, bit for bit, for any
+// number of rows (the packing asked the matmul about 1024), with and without bias and epilogue: a bf16 weight, an
+// f32 weight rounded to bf16 in the packing (a bf16 model's layers do this, from the f32 pages), and an f32 weight
+// for f32 products. Mismatched operands are refused naming the weight.
 TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
   const int64_t n = 96, k = 80;
-  const Tensor w = to_bf16(test::random_tensor({n, k}, 31, 0.3f, "blocks.0.mlp.fc1.weight"));
+  const Tensor wf = test::random_tensor({n, k}, 31, 0.3f, "blocks.0.mlp.fc1.weight");
+  const Tensor w = to_bf16(wf);
   const Tensor b = test::random_tensor({n}, 32, 1.f, "b");
-  const ops::LinearWeight packed = ops::prepare_linear_weight(w);
-  ASSERT_NE(packed.packed(), nullptr) << "oneDNN reads a bf16 weight blocked here (AVX-512 BF16 or AMX)";
-  EXPECT_FALSE(packed.plain().defined());
-  EXPECT_EQ(packed.out_features(), n);
-  EXPECT_EQ(packed.in_features(), k);
-  EXPECT_EQ(packed.dtype(), DType::BF16);
-  EXPECT_EQ(packed.name(), "blocks.0.mlp.fc1.weight");
-  for (const Shape& xs : {Shape{1, k}, Shape{7, k}, Shape{2, 33, k}, Shape{1, 1370, k}})
-    for (const bool bias : {false, true})
-      for (const ops::Activation act : {ops::Activation::None, ops::Activation::Gelu}) {
-        const Tensor x = test::random_tensor(xs, 33, 1.f, "x");
-        Shape ys = xs;
-        ys.back() = n;
-        Tensor got = test::output_tensor(ys), want = test::output_tensor(ys);
-        ops::linear(ctx, x, packed, bias ? b : Tensor(), got, act);
-        ops::linear(ctx, x, w, bias ? b : Tensor(), want, act);
-        EXPECT_EQ(test::diff(got, want).max_abs, 0.0) << shape_str(xs) << " bias " << bias;
-      }
-  const ops::LinearWeight f32 = ops::prepare_linear_weight(test::random_tensor({n, k}, 34));
-  EXPECT_EQ(f32.packed(), nullptr);
-  EXPECT_TRUE(f32.plain().defined());
+  struct Arm {
+    const char* what;
+    Tensor host, plain;
+    DType product;
+  };
+  for (const Arm& arm : {Arm{"bf16", w, w, DType::BF16}, Arm{"f32 rounded in the packing", wf, w, DType::BF16},
+                         Arm{"f32", wf, wf, DType::F32}}) {
+    const std::optional<ops::LinearWeight> packed = ops::pack_linear_weight(arm.host, arm.product);
+    ASSERT_TRUE(packed.has_value()) << arm.what << ": oneDNN reads a weight blocked on AVX-512";
+    ASSERT_NE(packed->packed(), nullptr);
+    EXPECT_FALSE(packed->plain().defined());
+    EXPECT_EQ(packed->out_features(), n);
+    EXPECT_EQ(packed->in_features(), k);
+    EXPECT_EQ(packed->dtype(), arm.product);
+    EXPECT_EQ(packed->name(), "blocks.0.mlp.fc1.weight");
+    for (const Shape& xs : {Shape{1, k}, Shape{7, k}, Shape{2, 33, k}, Shape{1, 1370, k}})
+      for (const bool bias : {false, true})
+        for (const ops::Activation act : {ops::Activation::None, ops::Activation::Gelu}) {
+          const Tensor x = test::random_tensor(xs, 33, 1.f, "x");
+          Shape ys = xs;
+          ys.back() = n;
+          Tensor got = test::output_tensor(ys), want = test::output_tensor(ys);
+          ops::linear(ctx, x, *packed, bias ? b : Tensor(), got, act);
+          ops::linear(ctx, x, arm.plain, bias ? b : Tensor(), want, act);
+          EXPECT_EQ(test::diff(got, want).max_abs, 0.0) << arm.what << " " << shape_str(xs) << " bias " << bias;
+        }
+  }
+  const ops::LinearWeight packed = *ops::pack_linear_weight(w, DType::BF16);
   Tensor y = test::output_tensor({3, n});
   try {
     ops::linear(ctx, test::random_tensor({3, k + 1}, 35, 1.f, "x"), packed, Tensor(), y);
@@ -107,6 +117,30 @@ TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
   }
   EXPECT_THROW(ops::linear(ctx, to_bf16(test::random_tensor({3, k}, 36)), packed, Tensor(), y), Error)
       << "x must be an f32 activation";
+  try {
+    ops::pack_linear_weight(w, DType::F32);
+    FAIL() << "packed a bf16 weight for f32 products";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("blocks.0.mlp.fc1.weight"), std::string::npos) << e.what();
+  }
+}
+
+// An f32 weight whose value rounds past bf16's largest is refused when it is packed for bf16 products, naming the
+// tensor, the value and its index (a bf16 model's load; never an inf weight).
+TEST_F(Bf16WeightsTest, PackingAValuePastBf16sRangeIsNamed) {
+  Tensor wf = test::random_tensor({40, 64}, 37, 0.3f, "blocks.3.attn.qkv.weight");
+  wf.data<float>()[1234] = -3.4e38f;
+  try {
+    ops::pack_linear_weight(wf, DType::BF16);
+    FAIL() << "packed -3.4e38 as bf16";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel);
+    EXPECT_NE(
+        std::string(e.what()).find("tensor 'blocks.3.attn.qkv.weight': value -3.4e+38 at index 1234 overflows bf16"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(Bf16WeightsTest, LinearF32AndBf16OfOneShapeAreSeparatePlans) {

@@ -31,10 +31,11 @@ struct PackedWeight {
   std::string name;
   std::shared_ptr<const void> impl;
 };
-// w (host f32 or bf16, [N, K]) packed for linear_packed; nullopt where oneDNN's matmul reads the plain layout itself.
-// (ops::prepare_linear_weight packs bf16 weights only.)
-// Throws Backend (oneDNN) or OutOfMemory.
-std::optional<PackedWeight> pack_linear_weight(const Tensor& w);
+// w (host f32 or bf16, [N, K]) packed for linear_packed with products in `product` (f32, or bf16: an f32 w is
+// rounded to nearest even in the same pass, denormals read as zero as oneDNN's bf16 kernels do); nullopt where
+// oneDNN's matmul reads the plain layout itself. Throws InvalidModel naming the tensor where an f32 value rounds
+// past bf16's range, Backend (oneDNN) or OutOfMemory.
+std::optional<PackedWeight> pack_linear_weight(const Tensor& w, DType product);
 // linear() on a packed weight; x f32 [M, K] (flattened). A matmul that wants another layout for this M gets the
 // packed weight reordered into it (correct, as slow as the plain weight).
 void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act);

@@ -2,6 +2,7 @@
 // a [K, N] matrix with strides {1, K} (format "ba"), so it is read in place, never copied. When either operand is
 // bf16 (a model loaded in bf16) the product runs in bf16 with f32 accumulation: an f32 x is first rounded into a bf16
 // scratch copy (round_to_bf16: ~3× oneDNN's reorder for it here), an f32 weight by a planned reorder.
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "backends/cpu/cpu_ops.h"
 #include "backends/cpu/dnnl_util.h"
 #include "core/fault.h"
+#include "formats/half.h"
 
 namespace dacpp::cpu {
 namespace {
@@ -68,27 +70,47 @@ struct PackedLinearPlan : Plan {
 
 }  // namespace
 
-std::optional<PackedWeight> pack_linear_weight(const Tensor& w) {
+std::optional<PackedWeight> pack_linear_weight(const Tensor& w, DType product) {
   DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear weight packing: oneDNN reorder");
   const int64_t n = w.dim(0), k = w.dim(1);
-  const dt wt = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
-  return dnnl_call("linear weight packing", [&]() -> std::optional<PackedWeight> {
+  const dt from = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32, to = product == DType::BF16 ? dt::bf16 : dt::f32;
+  std::optional<PackedWeight> packed = dnnl_call("linear weight packing", [&]() -> std::optional<PackedWeight> {
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(eng);
-    const dnnl::memory::desc plain({k, n}, wt, tag::ba);
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(dnnl::memory::desc({kPackRows, k}, wt, tag::ab), dnnl::memory::desc({k, n}, wt, tag::any),
+        dnnl::matmul::desc(dnnl::memory::desc({kPackRows, k}, to, tag::ab), dnnl::memory::desc({k, n}, to, tag::any),
                            f32_desc({kPackRows, n}, tag::ab)),
         eng);
-    if (pd.weights_desc() == plain) return std::nullopt;
+    if (pd.weights_desc() == dnnl::memory::desc({k, n}, to, tag::ba)) return std::nullopt;
     auto impl = std::make_shared<PackedImpl>();
     impl->desc = pd.weights_desc();
     impl->bytes = host_alloc(impl->desc.get_size(), str_cat("packed weight '", w.name(), "'"));
-    dnnl::memory from = wrap(plain, eng, w.raw()), to(impl->desc, eng, impl->bytes.get());
-    dnnl::reorder(from, to).execute(stream, from, to);
+    dnnl::memory src = wrap(dnnl::memory::desc({k, n}, from, tag::ba), eng, w.raw()),
+                 dst(impl->desc, eng, impl->bytes.get());
+    dnnl::reorder(src, dst).execute(stream, src, dst);
     stream.wait();
-    return PackedWeight{n, k, w.dtype(), w.name(), std::move(impl)};
+    return PackedWeight{n, k, product, w.name(), std::move(impl)};
   });
+  if (packed && from == dt::f32 && to == dt::bf16) {
+    // Rounded to bf16 here: a value past bf16's range became ±inf (the blocked layout's padding is zero).
+    const auto& impl = *static_cast<const PackedImpl*>(packed->impl.get());
+    const auto* h = static_cast<const uint16_t*>(impl.bytes.get());
+    const size_t count = impl.desc.get_size() / sizeof(uint16_t);
+    std::atomic<bool> overflow{false};
+    ThreadPool().parallel_for(static_cast<int64_t>(count), int64_t{1} << 18, [&](int64_t b, int64_t e) {
+      uint32_t inf = 0;  // branch-free, so the loop vectorises
+      for (int64_t i = b; i < e; ++i) inf |= static_cast<uint32_t>((h[i] & 0x7f80u) == 0x7f80u);
+      if (inf != 0) overflow.store(true, std::memory_order_relaxed);
+    });
+    if (overflow.load()) {
+      const float* src = w.data<float>();
+      int64_t at = 0;
+      while (at + 1 < w.numel() && (f32_to_bf16(src[at]) & 0x7f80u) != 0x7f80u) ++at;
+      DACPP_THROW(ErrorCode::InvalidModel, "tensor '", w.name(), "': value ", src[at], " at index ", at,
+                  " overflows bf16 (precision bf16 on the CPU); load with precision f32");
+    }
+  }
+  return packed;
 }
 
 void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act) {
