@@ -8,6 +8,7 @@
 #include "ops/elementwise.h"
 #include "ops/permute.h"
 #include "ops/resize_rows.h"
+#include "ops/upsample_conv_head.h"
 
 namespace dacpp::models {
 namespace {
@@ -106,6 +107,36 @@ void DualDptHead::band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, D
   }
 }
 
+bool DualDptHead::fused_output(RunState& rs, const Tensor& o1, DualHeadOutputs& out) const {
+  // o1 [S, F/2, h, w] → upsample to H × W, + UV, out2a (3×3, ReLU), out2b (1×1) → exp / exp + 1, the H × W maps
+  // never stored. The UV embedding is separable: its first half of channels (sin / cos of u) varies along a row only,
+  // its second (of v) down a column only, so the op takes it as a [C, W] and a [C, H] table.
+  layers::Exec& ex = rs.ex;
+  const int64_t b = o1.dim(0), c = o1.dim(1), oh = out.depth.dim(1), ow = out.depth.dim(2);
+  layers::ArenaScope scope(ex.arena);
+  Tensor logits = ex.alloc({b, 2, oh, ow}, "dualdpt.logits");
+  if (!ops::upsample_conv_head_fused(ex.ctx, o1, out2a_->weight(), logits)) return false;
+  const double aspect = static_cast<double>(ow) / static_cast<double>(oh);
+  const Tensor along = uv_embedding_host(c, oh, ow, aspect, 0, 1);  // [C, 1, W]: the u half is every row's
+  const Tensor down = uv_embedding_host(c, oh, 1, aspect, 0, oh);   // [C, H, 1]: the v half is every column's
+  ops::UpsampledAdd add{Tensor::zeros({c, ow}, DType::F32, "dualdpt.uv_cols"),
+                        Tensor::zeros({c, oh}, DType::F32, "dualdpt.uv_rows")};
+  for (int64_t k = 0; k < c / 2; ++k)
+    std::copy(along.data<float>() + k * ow, along.data<float>() + (k + 1) * ow, add.cols.data<float>() + k * ow);
+  for (int64_t k = c / 2; k < c; ++k)
+    std::copy(down.data<float>() + k * oh, down.data<float>() + (k + 1) * oh, add.rows.data<float>() + k * oh);
+  ops::upsample_conv_head(ex.ctx, o1, out2a_->weight(), out2a_->bias(), out2b_->weight(), out2b_->bias(), logits,
+                          ops::HeadFinal::None, &add);
+  for (int64_t i = 0; i < b; ++i) {
+    Tensor d_to = plane_rows(out.depth, i, oh, 0, oh, ow);
+    Tensor c_to = plane_rows(out.conf, i, oh, 0, oh, ow);
+    ops::unary(ex.ctx, ops::Unary::Exp, plane_rows(logits, 2 * i, oh, 0, oh, ow), d_to);
+    ops::unary(ex.ctx, ops::Unary::Exp, plane_rows(logits, 2 * i + 1, oh, 0, oh, ow), c_to);
+    ops::add(ex.ctx, c_to, one_, c_to);
+  }
+  return true;
+}
+
 void DualDptHead::rays(RunState& rs, Tensor& aux1, DualHeadOutputs& out) const {
   // aux1: [S, F/2, h, w] → + UV → out2a_aux → LN(32) over channels → ReLU → out2b_aux → rays, ray_conf
   layers::Exec& ex = rs.ex;
@@ -172,6 +203,7 @@ DualHeadOutputs DualDptHead::forward(RunState& rs, const std::vector<Tensor>& fe
     }
   }
   if (want_rays) rays(rs, aux1, out);
+  if (fused_output(rs, o1, out)) return out;
   // The CPU runs the output stage in row bands of ~kBandBytes; a GPU has the memory and prefers fewer, larger
   // launches (and one UV table per geometry in the runner's cache): one band.
   const int64_t row_bytes = b * half * ow * static_cast<int64_t>(sizeof(float));

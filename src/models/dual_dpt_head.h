@@ -50,6 +50,9 @@ class DualDptHead {
  private:
   Tensor stage(RunState& rs, int s, const Tensor& tokens, int64_t gh, int64_t gw) const;
   void band(RunState& rs, const Tensor& o1, int64_t r0, int64_t r1, DualHeadOutputs& out) const;
+  // The whole main output stage through ops::upsample_conv_head (two output channels, the UV embedding as its
+  // separable added map) where the backend runs it so (the CPU); false (nothing done) otherwise.
+  bool fused_output(RunState& rs, const Tensor& o1, DualHeadOutputs& out) const;
   void rays(RunState& rs, Tensor& aux1, DualHeadOutputs& out) const;
 
   HeadConfig cfg_;

@@ -146,6 +146,28 @@ TEST_F(UpsampleConvHeadRefusalTest, OperandsTheKernelLacksAreUnsupported) {
   expect_unsupported(DType::BF16, 64, 16, "16 hidden channels");
 }
 
+// Two output channels or an added map (the CPU's DualDPT form) are not CUDA's: refused as Unsupported, and
+// upsample_conv_head_fused says so first (DualDptHead then runs its bands).
+TEST_F(UpsampleConvHeadRefusalTest, TwoOutputsOrAnAddAreTheCpusOnly) {
+  if (IsSkipped()) return;
+  const DType dt = DType::BF16;
+  Tensor x = test::random_tensor({1, 64, 4, 4}, 1, 1.f, "x"), w3 = test::random_tensor({32, 64, 3, 3}, 2, 1.f, "w3");
+  Tensor w1 = test::random_tensor({2, 32, 1, 1}, 3, 1.f, "w1"), w1one = test::random_tensor({1, 32, 1, 1}, 3, 1.f);
+  Tensor cols = test::random_tensor({64, 8}, 4), rows = test::random_tensor({64, 8}, 5);
+  Tensor xd = to_device(x, dt), w3d = to_device(w3, dt), w1d = to_device(w1, dt), w1oned = to_device(w1one, dt);
+  Tensor y2 = nan_output({1, 2, 8, 8}, dt);
+  EXPECT_FALSE(ops::upsample_conv_head_fused(ctx(), xd, w3d, y2));
+  EXPECT_THROW(ops::upsample_conv_head(ctx(), xd, w3d, Tensor(), w1d, Tensor(), y2), Error);
+  Tensor y1 = nan_output({1, 1, 8, 8}, dt);
+  const ops::UpsampledAdd add{to_device(cols, DType::F32), to_device(rows, DType::F32)};
+  try {
+    ops::upsample_conv_head(ctx(), xd, w3d, Tensor(), w1oned, Tensor(), y1, ops::HeadFinal::None, &add);
+    ADD_FAILURE() << "CUDA took an added map";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Unsupported) << e.what();
+  }
+}
+
 // ops::conv2d_upsampled (the Hopper TMA conv whose padded input copy is made by upsampling x on the fly, or taps
 // first: a GEMM at the source resolution, then the blends, whichever the tuner finds faster) against the CPU
 // (resize, then conv) and the unfused CUDA ops, where this GPU and build run it fused; and each path on its own

@@ -17,10 +17,10 @@
 namespace dacpp {
 namespace {
 
-// The op's definition, one output at a time.
+// The op's definition, one output at a time; `add` (cols [C, ow], rows [C, oh]) added to the upsampled map.
 Tensor naive(const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1, const Tensor& b1, int64_t oh,
-             int64_t ow) {
-  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), m = w3.dim(0);
+             int64_t ow, const ops::UpsampledAdd* add = nullptr) {
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), m = w3.dim(0), outs = w1.dim(0);
   const float* xp = x.data<float>();
   std::vector<double> up(static_cast<size_t>(n * c * oh * ow));
   const auto taps = [](int64_t in, int64_t out, int64_t o, int64_t& i0, int64_t& i1, double& l) {
@@ -39,27 +39,32 @@ Tensor naive(const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& 
         const float* s = xp + p * h * w;
         const double top = (1 - lx) * s[y0 * w + x0] + lx * s[y0 * w + x1];
         const double bottom = (1 - lx) * s[y1 * w + x0] + lx * s[y1 * w + x1];
-        up[static_cast<size_t>((p * oh + oy) * ow + ox)] = (1 - ly) * top + ly * bottom;
+        const int64_t ch = p % c;
+        const double plus = add != nullptr ? static_cast<double>(add->cols.data<float>()[ch * ow + ox]) +
+                                                 add->rows.data<float>()[ch * oh + oy]
+                                           : 0.0;
+        up[static_cast<size_t>((p * oh + oy) * ow + ox)] = (1 - ly) * top + ly * bottom + plus;
       }
-  Tensor y = Tensor::empty({n, 1, oh, ow}, DType::F32, "naive");
+  Tensor y = Tensor::empty({n, outs, oh, ow}, DType::F32, "naive");
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        double out = b1.defined() ? b1.data<float>()[0] : 0.0;
-        for (int64_t j = 0; j < m; ++j) {
-          double hid = b3.defined() ? b3.data<float>()[j] : 0.0;
-          for (int64_t ci = 0; ci < c; ++ci)
-            for (int64_t ky = 0; ky < 3; ++ky)
-              for (int64_t kx = 0; kx < 3; ++kx) {
-                const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
-                if (iy < 0 || iy >= oh || ix < 0 || ix >= ow) continue;
-                hid += static_cast<double>(w3.data<float>()[((j * c + ci) * 3 + ky) * 3 + kx]) *
-                       up[static_cast<size_t>(((b * c + ci) * oh + iy) * ow + ix)];
-              }
-          out += static_cast<double>(w1.data<float>()[j]) * std::max(hid, 0.0);
+    for (int64_t o = 0; o < outs; ++o)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double out = b1.defined() ? b1.data<float>()[o] : 0.0;
+          for (int64_t j = 0; j < m; ++j) {
+            double hid = b3.defined() ? b3.data<float>()[j] : 0.0;
+            for (int64_t ci = 0; ci < c; ++ci)
+              for (int64_t ky = 0; ky < 3; ++ky)
+                for (int64_t kx = 0; kx < 3; ++kx) {
+                  const int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                  if (iy < 0 || iy >= oh || ix < 0 || ix >= ow) continue;
+                  hid += static_cast<double>(w3.data<float>()[((j * c + ci) * 3 + ky) * 3 + kx]) *
+                         up[static_cast<size_t>(((b * c + ci) * oh + iy) * ow + ix)];
+                }
+            out += static_cast<double>(w1.data<float>()[o * m + j]) * std::max(hid, 0.0);
+          }
+          y.data<float>()[((b * outs + o) * oh + oy) * ow + ox] = static_cast<float>(out);
         }
-        y.data<float>()[(b * oh + oy) * ow + ox] = static_cast<float>(out);
-      }
   return y;
 }
 
@@ -119,6 +124,46 @@ TEST(UpsampleConvHead, BandsOfAnyHeightGiveTheWhole) {
     EXPECT_LE(test::diff(y, want).rel_l2, 1e-5) << rows << "-row bands";
     EXPECT_LE(test::diff(y, whole).max_abs, 1e-5) << rows << "-row bands against one band";
   }
+}
+
+// Several output channels (DualDPT's depth and confidence) and a separable map added to the upsampled one (its UV
+// embedding: half the channels varying along a row, half down a column), in one band and in bands of 2 rows; the
+// add's tables of the wrong size are refused.
+TEST(UpsampleConvHead, OutputChannelsAndASeparableAddMatchTheDefinition) {
+  const int64_t n = 2, c = 8, h = 4, w = 6, m = 5, outs = 2, oh = 9, ow = 11;
+  const Tensor x = test::random_tensor({n, c, h, w}, 21, 1.f, "x");
+  const Tensor w3 = test::random_tensor({m, c, 3, 3}, 22, 0.4f, "w3");
+  const Tensor w1 = test::random_tensor({outs, m, 1, 1}, 23, 0.5f, "w1");
+  const Tensor b3 = test::random_tensor({m}, 24, 0.3f, "b3"), b1 = test::random_tensor({outs}, 25, 0.3f, "b1");
+  ops::UpsampledAdd add{Tensor::zeros({c, ow}, DType::F32, "cols"), Tensor::zeros({c, oh}, DType::F32, "rows")};
+  const Tensor rc = test::random_tensor({c, ow}, 26, 0.5f), rr = test::random_tensor({c, oh}, 27, 0.5f);
+  for (int64_t k = 0; k < c; ++k) {
+    if (k < c / 2)
+      std::copy(rc.data<float>() + k * ow, rc.data<float>() + (k + 1) * ow, add.cols.data<float>() + k * ow);
+    else
+      std::copy(rr.data<float>() + k * oh, rr.data<float>() + (k + 1) * oh, add.rows.data<float>() + k * oh);
+  }
+  const Tensor want = naive(x, w3, b3, w1, b1, oh, ow, &add);
+  EXPECT_GT(test::diff(want, naive(x, w3, b3, w1, b1, oh, ow)).rel_l2, 1e-2) << "the add must matter";
+  for (const size_t rows : {size_t{0}, size_t{2}}) {
+    ops::Context ctx;
+    if (rows != 0) ctx.cpu().set_work_limit_bytes(2 * rows * static_cast<size_t>(c * ow * 4));
+    Tensor y = test::output_tensor({n, outs, oh, ow});
+    ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y, ops::HeadFinal::None, &add);
+    EXPECT_LE(test::diff(y, want).rel_l2, 1e-5) << (rows != 0 ? "2-row bands" : "one band");
+  }
+  ops::Context ctx;
+  Tensor y = test::output_tensor({n, outs, oh, ow});
+  const ops::UpsampledAdd short_cols{Tensor::zeros({c, ow - 1}, DType::F32, "cols"), add.rows};
+  try {
+    ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y, ops::HeadFinal::None, &short_cols);
+    FAIL() << "took add.cols of the wrong width";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("add.cols"), std::string::npos) << e.what();
+  }
+  Tensor y1 = test::output_tensor({n, 1, oh, ow});
+  EXPECT_THROW(ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y1), Error) << "y's channels must be w1's outputs";
 }
 
 // conv2d_upsampled's output y [n, o, oh, ow] (ReLU epilogue) against naive() per output channel j, with w[j] as its

@@ -69,18 +69,22 @@ void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corne
 void resize_bilinear_rows(CpuContext& c, const Tensor& x, Tensor& y, int64_t row0, int64_t full_h,
                           bool align_corners);
 // Rows [row0, row0 + rows) of resize_bilinear(x) to full_h × ow for one image x [ch, h, w], written channels-last:
-// y [rows, ow, ch], f32 or (bf16) rounded to bf16. The values are resize_bilinear_rows's.
+// y [rows, ow, ch], f32 or (bf16) rounded to bf16. The values are resize_bilinear_rows's, plus, where given,
+// add_cols[ox, k] + add_rows[oy, k] (add_cols [ow, ch], add_rows [full_h, ch], channels innermost; both or
+// neither) before rounding.
 void resize_bilinear_rows_nhwc(CpuContext& c, const float* x, int64_t ch, int64_t h, int64_t w, int64_t row0,
-                               int64_t rows, int64_t full_h, int64_t ow, bool align_corners, void* y, bool bf16);
+                               int64_t rows, int64_t full_h, int64_t ow, bool align_corners, void* y, bool bf16,
+                               const float* add_cols = nullptr, const float* add_rows = nullptr);
 void resize_bicubic(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners, double scale_h, double scale_w);
 
 void unary(CpuContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 
-// ops::upsample_conv_head (final: 0 none, 1 ReLU, 2 exp, as ops::HeadFinal). Never stores the H × W maps: per image,
-// bands of output rows are upsampled channels-last, run through the 3×3 conv (oneDNN, nhwc in and out: no
-// reorders) and reduced to one channel by the 1×1 conv here. The 1×1 conv's sum is f32 (a bf16 w1 widened exactly).
+// ops::upsample_conv_head (final: 0 none, 1 ReLU, 2 exp, as ops::HeadFinal; add_cols [C, W] / add_rows [C, H] or
+// both null). Never stores the H × W maps: per image, bands of output rows are upsampled channels-last (the add
+// applied there), run through the 3×3 conv (oneDNN, nhwc in and out: no reorders) and reduced to the output
+// channels by the 1×1 conv here. The 1×1 conv's sums are f32 (a bf16 w1 widened exactly).
 void upsample_conv_head(CpuContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y, int final);
+                        const Tensor& b1, Tensor& y, int final, const float* add_cols, const float* add_rows);
 // y = a (op) broadcast(b); b's shape is right-aligned against a's and already validated.
 void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
 // y = x + a ⊙ gamma (gamma [C] over the last dim, or undefined); contract ops/elementwise.h.

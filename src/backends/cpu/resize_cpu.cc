@@ -100,7 +100,8 @@ void resample(CpuContext& c, const Tensor& x, Tensor& y, const Taps& th, const T
 }  // namespace
 
 void resize_bilinear_rows_nhwc(CpuContext& c, const float* x, int64_t ch, int64_t h, int64_t w, int64_t row0,
-                               int64_t rows, int64_t full_h, int64_t ow, bool align_corners, void* y, bool bf16) {
+                               int64_t rows, int64_t full_h, int64_t ow, bool align_corners, void* y, bool bf16,
+                               const float* add_cols, const float* add_rows) {
   if (rows == 0 || ow == 0 || ch == 0) return;
   const Taps th = linear_taps(h, full_h, align_corners), tw = linear_taps(w, ow, align_corners);
   // Per output row: the two input rows of every channel blended into a [w, C] buffer (channels innermost), then
@@ -124,6 +125,11 @@ void resize_bilinear_rows_nhwc(CpuContext& c, const float* x, int64_t ch, int64_
         const float* __restrict p1 = mp + tw.idx[ox * 2 + 1] * ch;
         float* __restrict o = dst + ox * ch;
         for (int64_t k = 0; k < ch; ++k) o[k] = (0.f + u0 * p0[k]) + u1 * p1[k];
+        if (add_cols != nullptr) {
+          const float* __restrict ac = add_cols + ox * ch;
+          const float* __restrict ar = add_rows + oy * ch;
+          for (int64_t k = 0; k < ch; ++k) o[k] += ac[k] + ar[k];
+        }
       }
       if (bf16) round_to_bf16_serial(dst, static_cast<uint16_t*>(y) + r * ow * ch, ow * ch);
     }

@@ -1,8 +1,9 @@
 // upsample_conv_head on the CPU (cpu_ops.h): per image, bands of output rows [r0, r1) upsampled channels-last from
-// the rows [r0 − 1, r1 + 1) they need (Scratch::Stage0), the 3×3 conv with bias and ReLU on oneDNN with nhwc source
-// and destination (Scratch::Stage1; oneDNN's brgconv works in that layout, so neither side is reordered), then the
-// 1×1 conv to one channel as a dot product per pixel. A band's top and bottom padding is the conv's own only at the
-// image's edges (asymmetric padding, one plan per kind of band), so no row is computed twice.
+// the rows [r0 − 1, r1 + 1) they need, plus the added map where there is one (Scratch::Stage0), the 3×3 conv with
+// bias and ReLU on oneDNN with nhwc source and destination (Scratch::Stage1; oneDNN's brgconv works in that layout,
+// so neither side is reordered), then the 1×1 conv to each output channel as a dot product per pixel. A band's top
+// and bottom padding is the conv's own only at the image's edges (asymmetric padding, one plan per kind of band), so
+// no row is computed twice.
 // Against composing resize_bilinear and two conv2d (the CPU's earlier path): no NCHW ↔ nhwc reorder of the
 // upsampled band or of the hidden map, and no 1×1 primitive (DA2-S: three reorders per band, ~4 % of a forward).
 #include <algorithm>
@@ -60,25 +61,35 @@ void reduce_channels(const float* hidden, int64_t pixels, int64_t m, const float
   }
 }
 
+// t [c, n] → [n, c].
+std::vector<float> channels_innermost(const float* t, int64_t c, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(c * n));
+  for (int64_t k = 0; k < c; ++k)
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i * c + k)] = t[k * n + i];
+  return out;
+}
+
 }  // namespace
 
 void upsample_conv_head(CpuContext& c, const Tensor& x, const Tensor& w3, const Tensor& b3, const Tensor& w1,
-                        const Tensor& b1, Tensor& y, int final) {
+                        const Tensor& b1, Tensor& y, int final, const float* add_cols, const float* add_rows) {
   DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "upsample_conv_head: oneDNN convolution");
-  const int64_t n = x.dim(0), cin = x.dim(1), h = x.dim(2), w = x.dim(3), m = w3.dim(0);
+  const int64_t n = x.dim(0), cin = x.dim(1), h = x.dim(2), w = x.dim(3), m = w3.dim(0), outs = w1.dim(0);
   const int64_t oh = y.dim(2), ow = y.dim(3);
   if (y.numel() == 0) return;
   c.pool().bind_to_current_thread();
   const bool bf16 = w3.dtype() == DType::BF16;
   const dt prod = bf16 ? dt::bf16 : dt::f32;
   const int64_t es = bf16 ? 2 : 4;
-  // The 1×1 weight in f32 (a bf16 one widened: exact) and the bias.
-  std::vector<float> w1f(static_cast<size_t>(m));
-  for (int64_t k = 0; k < m; ++k)
+  // The 1×1 weights in f32 (bf16 ones widened: exact), and the added map's tables channels innermost.
+  std::vector<float> w1f(static_cast<size_t>(outs * m));
+  for (int64_t k = 0; k < outs * m; ++k)
     w1f[static_cast<size_t>(k)] =
         w1.dtype() == DType::BF16 ? bf16_to_f32(static_cast<const uint16_t*>(w1.raw())[k]) : w1.data<float>()[k];
-  const float b1v = b1.defined() ? b1.data<float>()[0] : 0.f;
   const bool relu = final == 1;
+  const bool add = add_cols != nullptr && add_rows != nullptr;
+  const std::vector<float> cols = add ? channels_innermost(add_cols, cin, ow) : std::vector<float>();
+  const std::vector<float> rows = add ? channels_innermost(add_rows, cin, oh) : std::vector<float>();
 
   // A band's upsampled map (f32 size) takes half the context's work limit (8 MiB by default: DA2-S 63 rows of 518).
   const int64_t row_bytes = cin * ow * 4;
@@ -88,12 +99,12 @@ void upsample_conv_head(CpuContext& c, const Tensor& x, const Tensor& w3, const 
   const bool has_bias = b3.defined();
   for (int64_t img = 0; img < n; ++img) {
     const float* xi = x.data<float>() + img * cin * h * w;
-    float* yi = y.data<float>() + img * oh * ow;
     for (int64_t r0 = 0; r0 < oh; r0 += band) {
       const int64_t r1 = std::min(oh, r0 + band);
       const int64_t a = std::max<int64_t>(r0 - 1, 0), e = std::min<int64_t>(r1 + 1, oh);
       const int pad_top = r0 == 0 ? 1 : 0, pad_bottom = r1 == oh ? 1 : 0;
-      resize_bilinear_rows_nhwc(c, xi, cin, h, w, a, e - a, oh, ow, /*align_corners=*/true, up, bf16);
+      resize_bilinear_rows_nhwc(c, xi, cin, h, w, a, e - a, oh, ow, /*align_corners=*/true, up, bf16,
+                                add ? cols.data() : nullptr, add ? rows.data() : nullptr);
       const std::string key = str_cat("upsample_conv_head c", cin, " m", m, " in", e - a, " out", r1 - r0, " w", ow,
                                       " p", pad_top, pad_bottom, " b", has_bias, " ", dtype_name(w3.dtype()));
       dnnl_call("upsample_conv_head", [&] {
@@ -101,9 +112,13 @@ void upsample_conv_head(CpuContext& c, const Tensor& x, const Tensor& w3, const 
             key, [&] { return make_plan(c, cin, m, e - a, r1 - r0, ow, pad_top, pad_bottom, prod, has_bias); });
         run_conv_plan(c, *p, up, w3.raw(), has_bias ? b3.raw() : nullptr, hidden);
       });
-      c.pool().parallel_for((r1 - r0) * ow, /*grain=*/1024, [&](int64_t begin, int64_t end) {
-        reduce_channels(hidden + begin * m, end - begin, m, w1f.data(), b1v, relu, yi + r0 * ow + begin);
-      });
+      for (int64_t j = 0; j < outs; ++j) {
+        float* yj = y.data<float>() + ((img * outs + j) * oh + r0) * ow;
+        const float bias = b1.defined() ? b1.data<float>()[j] : 0.f;
+        c.pool().parallel_for((r1 - r0) * ow, /*grain=*/1024, [&](int64_t begin, int64_t end) {
+          reduce_channels(hidden + begin * m, end - begin, m, w1f.data() + j * m, bias, relu, yj + begin);
+        });
+      }
     }
   }
   if (final == 2) unary(c, UnaryKind::Exp, y, y);
