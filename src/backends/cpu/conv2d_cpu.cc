@@ -24,18 +24,7 @@ std::shared_ptr<ConvPlan> make_plan(CpuContext& c, const Tensor& x, const Tensor
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                     any(xd, prod), any(wd, prod), has_bias ? p->bias : dnnl::memory::desc(),
                                     any(yd, dt::f32), strides, pad, pad);
-  dnnl::primitive_attr attr;
-  if (act == Epilogue::Relu) {
-    dnnl::post_ops po;
-    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    attr.set_post_ops(po);
-  }
-  dnnl::convolution_forward::primitive_desc pd(d, attr, c.engine());
-  p->src = pd.src_desc();
-  p->wei = pd.weights_desc();
-  p->dst = pd.dst_desc();
-  p->prim = dnnl::convolution_forward(pd);
-  plan_conv_reorders(c, *p);
+  finish_conv_plan(c, *p, dnnl::convolution_forward::primitive_desc(d, relu_attr(act == Epilogue::Relu), c.engine()));
   return p;
 }
 

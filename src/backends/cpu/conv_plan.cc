@@ -26,6 +26,24 @@ void plan_conv_reorders(CpuContext& c, ConvPlan& p) {
   p.dst_out = reorder_between(c, p.dst, p.dst_user);
 }
 
+void finish_conv_plan(CpuContext& c, ConvPlan& p, const dnnl::convolution_forward::primitive_desc& pd) {
+  p.src = pd.src_desc();
+  p.wei = pd.weights_desc();
+  p.dst = pd.dst_desc();
+  p.prim = dnnl::convolution_forward(pd);
+  plan_conv_reorders(c, p);
+}
+
+dnnl::primitive_attr relu_attr(bool relu) {
+  dnnl::primitive_attr attr;
+  if (relu) {
+    dnnl::post_ops po;
+    po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    attr.set_post_ops(po);
+  }
+  return attr;
+}
+
 void run_conv_plan(CpuContext& c, const ConvPlan& p, const void* x, const void* w, const void* bias, void* y) {
   dnnl::memory src = staged_operand(c, p.src_in, p.src_user, p.src, x, Scratch::Src);
   dnnl::memory wei = staged_operand(c, p.wei_in, p.wei_user, p.wei, w, Scratch::Weights);

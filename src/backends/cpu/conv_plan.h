@@ -25,6 +25,13 @@ dnnl::memory staged_operand(CpuContext& c, const std::optional<dnnl::reorder>& r
 // Fills the reorders of `p` from its user and chosen descriptors (call after p.prim/src/wei/dst are set).
 void plan_conv_reorders(CpuContext& c, ConvPlan& p);
 
+// Completes `p` (user descriptors and bias already set) from a convolution's primitive descriptor: its chosen
+// layouts, the primitive, the reorders.
+void finish_conv_plan(CpuContext& c, ConvPlan& p, const dnnl::convolution_forward::primitive_desc& pd);
+
+// Attributes with a ReLU post-op when `relu`, else none.
+dnnl::primitive_attr relu_attr(bool relu);
+
 // Runs `p` on host pointers (bias may be null when the plan has none). Call inside dnnl_call().
 void run_conv_plan(CpuContext& c, const ConvPlan& p, const void* x, const void* w, const void* bias, void* y);
 

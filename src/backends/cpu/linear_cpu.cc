@@ -16,13 +16,33 @@
 namespace dacpp::cpu {
 namespace {
 
-struct LinearPlan : Plan {
+// A matmul's plan: the primitive, its operands' descriptors, and how x and the weight reach it.
+struct MatmulPlan : Plan {
   dnnl::matmul prim;
   dnnl::memory::desc src, wei, bias, dst;  // the primitive's operands
-  dnnl::memory::desc wei_user;             // the caller's weight, where its dtype differs
   bool round_src = false;                  // x is f32, the product bf16
-  std::optional<dnnl::reorder> wei_in;
+  std::optional<dnnl::reorder> wei_in;     // the weight as given → the primitive's, where they differ
 };
+
+struct LinearPlan : MatmulPlan {
+  dnnl::memory::desc wei_user;  // the caller's weight, where its dtype differs
+};
+
+// Runs p on x (rounded into the Src scratch where p.round_src), the weight as staged, bias and y in place. Call
+// inside dnnl_call().
+void execute_matmul(CpuContext& c, const MatmulPlan& p, const Tensor& x, const dnnl::memory& wei, const Tensor& bias,
+                    Tensor& y) {
+  dnnl::memory src = wrap(p.src, c.engine(), x.raw());
+  if (p.round_src) {
+    src = dnnl::memory(p.src, c.engine(), c.scratch(Scratch::Src, p.src.get_size()));
+    round_to_bf16(c, x.data<float>(), static_cast<uint16_t*>(src.get_data_handle()), x.numel());
+  }
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, wrap(p.dst, c.engine(), y.raw())}};
+  if (bias.defined()) args[DNNL_ARG_BIAS] = wrap(p.bias, c.engine(), bias.raw());
+  p.prim.execute(c.stream(), args);
+  c.stream().wait();
+}
 
 dnnl::primitive_attr epilogue_attr(Epilogue act) {
   dnnl::primitive_attr attr;
@@ -60,13 +80,6 @@ struct PackedImpl {
 // The rows the packing asks the matmul about. The layout did not depend on the rows here (1 to 21904 rows: one
 // layout per dtype); where it does, linear_packed reorders.
 constexpr int64_t kPackRows = 1024;
-
-struct PackedLinearPlan : Plan {
-  dnnl::matmul prim;
-  dnnl::memory::desc src, wei, bias, dst;
-  bool round_src = false;
-  std::optional<dnnl::reorder> wei_in;  // packed → this matmul's layout, where they differ
-};
 
 }  // namespace
 
@@ -124,8 +137,8 @@ void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const 
   const std::string key = str_cat("linear_packed m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act),
                                   " w", dtype_name(w.dtype));
   dnnl_call("linear", [&] {
-    auto p = c.plan<PackedLinearPlan>(key, [&] {
-      auto pl = std::make_shared<PackedLinearPlan>();
+    auto p = c.plan<MatmulPlan>(key, [&] {
+      auto pl = std::make_shared<MatmulPlan>();
       pl->src = dnnl::memory::desc({m, k}, prod, tag::ab);
       pl->dst = f32_desc({m, n}, tag::ab);
       if (has_bias) pl->bias = f32_desc({1, n}, tag::ab);
@@ -140,18 +153,8 @@ void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const 
         pl->wei_in = dnnl::reorder(dnnl::reorder::primitive_desc(c.engine(), impl.desc, c.engine(), pl->wei));
       return pl;
     });
-    dnnl::memory src = wrap(p->src, c.engine(), x.raw());
-    if (p->round_src) {
-      src = dnnl::memory(p->src, c.engine(), c.scratch(Scratch::Src, p->src.get_size()));
-      round_to_bf16(c, x.data<float>(), static_cast<uint16_t*>(src.get_data_handle()), m * k);
-    }
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src},
-        {DNNL_ARG_WEIGHTS, staged_operand(c, p->wei_in, impl.desc, p->wei, impl.bytes.get(), Scratch::Weights)},
-        {DNNL_ARG_DST, wrap(p->dst, c.engine(), y.raw())}};
-    if (has_bias) args[DNNL_ARG_BIAS] = wrap(p->bias, c.engine(), bias.raw());
-    p->prim.execute(c.stream(), args);
-    c.stream().wait();
+    execute_matmul(c, *p, x, staged_operand(c, p->wei_in, impl.desc, p->wei, impl.bytes.get(), Scratch::Weights), bias,
+                   y);
   });
 }
 
@@ -166,18 +169,7 @@ void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,
                                   dtype_name(x.dtype()), " w", dtype_name(w.dtype()));
   dnnl_call("linear", [&] {
     auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act, x_dt, w_dt); });
-    dnnl::memory src = wrap(p->src, c.engine(), x.raw());
-    if (p->round_src) {
-      src = dnnl::memory(p->src, c.engine(), c.scratch(Scratch::Src, p->src.get_size()));
-      round_to_bf16(c, x.data<float>(), static_cast<uint16_t*>(src.get_data_handle()), m * k);
-    }
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src},
-        {DNNL_ARG_WEIGHTS, staged_operand(c, p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights)},
-        {DNNL_ARG_DST, wrap(p->dst, c.engine(), y.raw())}};
-    if (has_bias) args[DNNL_ARG_BIAS] = wrap(p->bias, c.engine(), bias.raw());
-    p->prim.execute(c.stream(), args);
-    c.stream().wait();
+    execute_matmul(c, *p, x, staged_operand(c, p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights), bias, y);
   });
 }
 

@@ -32,16 +32,7 @@ std::shared_ptr<ConvPlan> make_plan(CpuContext& c, int64_t cin, int64_t m, int64
                                     p->src_user, dnnl::memory::desc(wd, prod, tag::any),
                                     has_bias ? p->bias : dnnl::memory::desc(), p->dst_user, dims{1, 1},
                                     dims{pad_top, 1}, dims{pad_bottom, 1});
-  dnnl::post_ops po;
-  po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(po);
-  dnnl::convolution_forward::primitive_desc pd(d, attr, c.engine());
-  p->src = pd.src_desc();
-  p->wei = pd.weights_desc();
-  p->dst = pd.dst_desc();
-  p->prim = dnnl::convolution_forward(pd);
-  plan_conv_reorders(c, *p);
+  finish_conv_plan(c, *p, dnnl::convolution_forward::primitive_desc(d, relu_attr(true), c.engine()));
   return p;
 }
 
