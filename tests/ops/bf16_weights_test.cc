@@ -12,6 +12,7 @@
 
 #include "backends/cpu/bf16_round_cpu.h"
 #include "backends/cpu/cpu_ops.h"
+#include "core/fault.h"
 #include "formats/half.h"
 #include "ops/conv2d.h"
 #include "ops/linear.h"
@@ -21,13 +22,6 @@
 
 namespace dacpp {
 namespace {
-
-Tensor to_bf16(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DType::BF16, t.name());
-  auto* p = static_cast<uint16_t*>(out.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = f32_to_bf16(t.data<float>()[i]);
-  return out;
-}
 
 // t's values rounded to bf16, kept in f32.
 Tensor rounded(const Tensor& t) {
@@ -57,7 +51,7 @@ TEST_P(LinearBf16Test, EqualsTheRoundedProduct) {
   const Tensor x = test::random_tensor({3, 67, 96}, 1, 1.f, "x"), w = test::random_tensor({130, 96}, 2, 0.3f, "w");
   const Tensor b = test::random_tensor({130}, 3, 1.f, "b");
   Tensor y = test::output_tensor({3, 67, 130});
-  ops::linear(ctx, c.x_bf16 ? to_bf16(x) : x, c.w_bf16 ? to_bf16(w) : w, b, y, c.act);
+  ops::linear(ctx, c.x_bf16 ? test::to_bf16(x) : x, c.w_bf16 ? test::to_bf16(w) : w, b, y, c.act);
   // Either operand in bf16 puts both there.
   test::expect_close(y, ref::linear(rounded(x), rounded(w), b, c.act));
   EXPECT_LE(test::diff(y, ref::linear(x, w, b, c.act)).rel_l2, 1e-2);
@@ -76,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Operands, LinearBf16Test,
 TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
   const int64_t n = 96, k = 80;
   const Tensor wf = test::random_tensor({n, k}, 31, 0.3f, "blocks.0.mlp.fc1.weight");
-  const Tensor w = to_bf16(wf);
+  const Tensor w = test::to_bf16(wf);
   const Tensor b = test::random_tensor({n}, 32, 1.f, "b");
   struct Arm {
     const char* what;
@@ -115,7 +109,7 @@ TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
     EXPECT_NE(std::string(e.what()).find("weight 'blocks.0.mlp.fc1.weight' has shape [96,80]"), std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(ops::linear(ctx, to_bf16(test::random_tensor({3, k}, 36)), packed, Tensor(), y), Error)
+  EXPECT_THROW(ops::linear(ctx, test::to_bf16(test::random_tensor({3, k}, 36)), packed, Tensor(), y), Error)
       << "x must be an f32 activation";
   try {
     ops::pack_linear_weight(w, DType::F32);
@@ -124,6 +118,22 @@ TEST_F(Bf16WeightsTest, APackedWeightGivesWhatThePlainOneGives) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("blocks.0.mlp.fc1.weight"), std::string::npos) << e.what();
   }
+}
+
+// A oneDNN failure while packing (an injected fault at dnnl.call) is a Backend error naming the packing, and the
+// next packing works.
+TEST_F(Bf16WeightsTest, APackingFailureIsABackendError) {
+  const Tensor wf = test::random_tensor({40, 64}, 38, 0.3f, "blocks.2.mlp.fc2.weight");
+  fault::configure("dnnl.call");
+  try {
+    ops::pack_linear_weight(wf, DType::BF16);
+    ADD_FAILURE() << "the injected fault was not raised";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Backend);
+    EXPECT_NE(std::string(e.what()).find("linear weight packing"), std::string::npos) << e.what();
+  }
+  fault::configure("");
+  EXPECT_TRUE(ops::pack_linear_weight(wf, DType::BF16).has_value());
 }
 
 // An f32 weight whose value rounds past bf16's largest is refused when it is packed for bf16 products, naming the
@@ -147,7 +157,7 @@ TEST_F(Bf16WeightsTest, LinearF32AndBf16OfOneShapeAreSeparatePlans) {
   const Tensor x = test::random_tensor({9, 40}, 4), w = test::random_tensor({24, 40}, 5, 0.5f);
   Tensor y32 = test::output_tensor({9, 24}), y16 = test::output_tensor({9, 24});
   ops::linear(ctx, x, w, Tensor(), y32);
-  ops::linear(ctx, x, to_bf16(w), Tensor(), y16);
+  ops::linear(ctx, x, test::to_bf16(w), Tensor(), y16);
   test::expect_close(y32, ref::linear(x, w, Tensor(), ops::Activation::None));
   test::expect_close(y16, ref::linear(rounded(x), rounded(w), Tensor(), ops::Activation::None));
   EXPECT_GT(test::diff(y16, y32).max_abs, 0.0);  // the second call did not reuse the f32 plan
@@ -169,7 +179,7 @@ TEST_P(Conv2dBf16Test, EqualsTheRoundedConv) {
   const int64_t oh = (c.x[2] + 2 * c.pad - c.k) / c.stride + 1, ow = (c.x[3] + 2 * c.pad - c.k) / c.stride + 1;
   Tensor y = test::output_tensor({c.x[0], c.o, oh, ow});
   const int s = static_cast<int>(c.stride), p = static_cast<int>(c.pad);
-  ops::conv2d(ctx, x, to_bf16(w), b, y, ops::Conv2dParams{s, s, p, p},
+  ops::conv2d(ctx, x, test::to_bf16(w), b, y, ops::Conv2dParams{s, s, p, p},
               c.relu ? ops::Activation::Relu : ops::Activation::None);
   test::expect_close(y, ref::conv2d(rounded(x), rounded(w), b, s, s, p, p, c.relu));
   EXPECT_LE(test::diff(y, ref::conv2d(x, w, b, s, s, p, p, c.relu)).rel_l2, 1e-2);
@@ -197,11 +207,11 @@ TEST_P(ConvTranspose2dBf16Test, PlanesAndTokensEqualTheRoundedConv) {
   const Shape ys{c.x[0], c.o, c.x[2] * c.k, c.x[3] * c.k};
   const int s = static_cast<int>(c.k);
   Tensor y = test::output_tensor(ys);
-  ops::conv_transpose2d(ctx, x, to_bf16(w), b, y, s);
+  ops::conv_transpose2d(ctx, x, test::to_bf16(w), b, y, s);
   test::expect_close(y, want, 1e-5, 1e-4, "planes");
   const Tensor tokens = ref::permute(x, {0, 2, 3, 1}).reshape({c.x[0], c.x[2] * c.x[3], c.x[1]});
   Tensor yt = test::output_tensor(ys);
-  ops::conv_transpose2d_tokens(ctx, tokens, c.x[2], c.x[3], to_bf16(w), b, yt, s);
+  ops::conv_transpose2d_tokens(ctx, tokens, c.x[2], c.x[3], test::to_bf16(w), b, yt, s);
   test::expect_close(yt, want, 1e-5, 1e-4, "tokens");
   EXPECT_LE(test::diff(y, ref::conv_transpose2d(x, w, b, s)).rel_l2, 1e-2);
 }
@@ -224,7 +234,7 @@ TEST_F(Bf16WeightsTest, UpsampleConvHeadEqualsTheRoundedConvs) {
     ops::Context bctx;
     if (band_rows != 0) bctx.cpu().set_work_limit_bytes(2 * band_rows * static_cast<size_t>(c * ow * 4));
     Tensor y = test::output_tensor({2, 1, oh, ow});
-    ops::upsample_conv_head(bctx, x, to_bf16(w3), b3, to_bf16(w1), b1, y);
+    ops::upsample_conv_head(bctx, x, test::to_bf16(w3), b3, test::to_bf16(w1), b1, y);
     test::expect_close(y, want, 1e-5, 1e-4, band_rows != 0 ? "2-row bands" : "one band");
     EXPECT_LE(test::diff(y, exact).rel_l2, 1e-2);
   }
@@ -272,7 +282,7 @@ TEST_F(Bf16WeightsTest, ActivationsStayF32AndOtherWeightDtypesAreNamed) {
   Tensor y = test::output_tensor({1, 8, 6, 6});
   // A bf16 activation is not a CPU dtype (only a linear's x may be a bf16 weight).
   try {
-    ops::conv2d(ctx, to_bf16(x), to_bf16(w), Tensor(), y, ops::Conv2dParams{1, 1, 1, 1});
+    ops::conv2d(ctx, test::to_bf16(x), test::to_bf16(w), Tensor(), y, ops::Conv2dParams{1, 1, 1, 1});
     FAIL() << "conv2d took a bf16 x on the CPU";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);

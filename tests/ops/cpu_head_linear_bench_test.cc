@@ -32,13 +32,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Tensor to_bf16(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DType::BF16, t.name());
-  auto* p = static_cast<uint16_t*>(out.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = f32_to_bf16(t.data<float>()[i]);
-  return out;
-}
-
 // Median milliseconds of a and b, called alternately.
 void alternate(const char* what, const std::function<void()>& a, const char* a_name, const std::function<void()>& b,
                const char* b_name) {
@@ -84,7 +77,7 @@ TEST(CpuBench, DISABLED_OutputStage) {
   }
   for (const bool bf16 : {false, true}) {
     if (bf16 && !cpu::bf16_support().refusal.empty()) continue;
-    const Tensor w3 = bf16 ? to_bf16(w3f) : w3f, w1 = bf16 ? to_bf16(w1f) : w1f;
+    const Tensor w3 = bf16 ? test::to_bf16(w3f) : w3f, w1 = bf16 ? test::to_bf16(w1f) : w1f;
     ops::Context ctx;
     Tensor y = test::output_tensor({1, outs, oh, ow}), yb = test::output_tensor({1, outs, oh, ow});
     // The old paths' band: 4 MiB of upsampled rows (DptHead: 64 channels' worth, 63 rows at 518 wide; DualDptHead:
@@ -133,7 +126,7 @@ TEST(CpuBench, DISABLED_PackedLinear) {
   std::vector<Tensor> plain;
   std::vector<ops::LinearWeight> packed;
   for (int64_t l = 0; l < layers; ++l) {
-    plain.push_back(to_bf16(test::random_tensor({n, k}, 10 + static_cast<unsigned>(l), 0.03f, "fc1")));
+    plain.push_back(test::to_bf16(test::random_tensor({n, k}, 10 + static_cast<unsigned>(l), 0.03f, "fc1")));
     packed.push_back(*ops::pack_linear_weight(plain.back(), DType::BF16));
   }
   const Tensor x = test::random_tensor({1, mrows, k}, 2, 1.f, "x");

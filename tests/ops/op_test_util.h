@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "formats/half.h"
 
 namespace dacpp::test {
 
@@ -21,6 +22,14 @@ inline Tensor random_tensor(const Shape& shape, uint32_t seed, float amp = 1.f, 
   float* p = t.data<float>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = (sign(rng) ? 1.f : -1.f) * mag(rng) * amp;
   return t;
+}
+
+// t rounded to a bf16 tensor (nearest even, formats/half.h), as a model loaded in bf16 holds its weights.
+inline Tensor to_bf16(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::BF16, t.name());
+  auto* p = static_cast<uint16_t*>(out.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = f32_to_bf16(t.data<float>()[i]);
+  return out;
 }
 
 // A host tensor filled with a NaN sentinel, so an op that leaves outputs unwritten fails the comparison.

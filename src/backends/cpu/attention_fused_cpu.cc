@@ -12,6 +12,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backends/cpu/bf16_round_cpu.h"
 #include "backends/cpu/cpu_ops.h"
 
 #define DACPP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
@@ -427,10 +428,7 @@ bool fused_attention_fits(int64_t d, bool bf16) {
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
            bf16_support().isa.rfind("avx512_core", 0) == 0;  // and oneDNN allowed AVX-512 (ONEDNN_MAX_CPU_ISA)
   }();
-  static const bool avx512_bf16 = [] {
-    __builtin_cpu_init();
-    return avx512 && __builtin_cpu_supports("avx512bf16") && bf16_support().native && bf16_support().refusal.empty();
-  }();
+  static const bool avx512_bf16 = avx512 && bf16_rounding_native();  // AVX512-BF16 native, oneDNN allowed
   return (bf16 ? avx512_bf16 : avx512) && d > 0 && d % 16 == 0 && d <= 128;
 }
 
