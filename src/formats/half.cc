@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/error.h"
+
 namespace dacpp {
 namespace {
 
@@ -63,6 +65,13 @@ uint16_t f32_to_f16(float f) {
 
 float bf16_to_f32(uint16_t h) {
   return bits_float(static_cast<uint32_t>(h) << 16);
+}
+
+void throw_bf16_overflow(std::string_view name, const float* src, int64_t n) {
+  int64_t at = 0;
+  while (at + 1 < n && !bf16_exponent_all_ones(f32_to_bf16(src[at]))) ++at;
+  DACPP_THROW(ErrorCode::InvalidModel, "tensor '", name, "': value ", n > 0 ? src[at] : 0.f, " at index ", at,
+              " overflows bf16 (precision bf16 on the CPU); load with precision f32");
 }
 
 }  // namespace dacpp

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/cpu_context.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "ops/conv2d.h"
 #include "ops/op_test_util.h"
 
@@ -123,6 +124,33 @@ TEST(UpsampleConvHead, BandsOfAnyHeightGiveTheWhole) {
     ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
     EXPECT_LE(test::diff(y, want).rel_l2, 1e-5) << rows << "-row bands";
     EXPECT_LE(test::diff(y, whole).max_abs, 1e-5) << rows << "-row bands against one band";
+  }
+}
+
+// The op's only failures besides oneDNN's are its two scratch buffers (the upsampled band, the hidden band): each
+// allocation failing in turn is an OutOfMemory error naming the CPU scratch, and the next call on the same context
+// gives the whole.
+TEST(UpsampleConvHead, ScratchFailureIsOutOfMemoryAndTheContextRecovers) {
+  const int64_t n = 1, c = 4, h = 3, w = 4, m = 5, oh = 7, ow = 9;
+  const Tensor x = test::random_tensor({n, c, h, w}, 31, 1.f, "x");
+  const Tensor w3 = test::random_tensor({m, c, 3, 3}, 32, 0.4f, "w3");
+  const Tensor w1 = test::random_tensor({1, m, 1, 1}, 33, 0.5f, "w1");
+  const Tensor b3 = test::random_tensor({m}, 34, 0.3f, "b3"), b1 = test::random_tensor({1}, 35, 0.3f, "b1");
+  const Tensor want = naive(x, w3, b3, w1, b1, oh, ow);
+  for (const int alloc : {1, 2}) {
+    ops::Context ctx;
+    Tensor y = test::output_tensor({n, 1, oh, ow});
+    fault::configure("host.alloc:" + std::to_string(alloc));
+    try {
+      ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
+      ADD_FAILURE() << "allocation " << alloc << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::OutOfMemory) << e.message();
+      EXPECT_NE(e.message().find("cpu scratch"), std::string::npos) << e.message();
+    }
+    fault::configure("");
+    ops::upsample_conv_head(ctx, x, w3, b3, w1, b1, y);
+    EXPECT_LE(test::diff(y, want).rel_l2, 1e-5) << "after allocation " << alloc << " failed";
   }
 }
 

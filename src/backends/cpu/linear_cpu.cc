@@ -112,16 +112,10 @@ std::optional<PackedWeight> pack_linear_weight(const Tensor& w, DType product) {
     std::atomic<bool> overflow{false};
     ThreadPool().parallel_for(static_cast<int64_t>(count), int64_t{1} << 18, [&](int64_t b, int64_t e) {
       uint32_t inf = 0;  // branch-free, so the loop vectorises
-      for (int64_t i = b; i < e; ++i) inf |= static_cast<uint32_t>((h[i] & 0x7f80u) == 0x7f80u);
+      for (int64_t i = b; i < e; ++i) inf |= static_cast<uint32_t>(bf16_exponent_all_ones(h[i]));
       if (inf != 0) overflow.store(true, std::memory_order_relaxed);
     });
-    if (overflow.load()) {
-      const float* src = w.data<float>();
-      int64_t at = 0;
-      while (at + 1 < w.numel() && (f32_to_bf16(src[at]) & 0x7f80u) != 0x7f80u) ++at;
-      DACPP_THROW(ErrorCode::InvalidModel, "tensor '", w.name(), "': value ", src[at], " at index ", at,
-                  " overflows bf16 (precision bf16 on the CPU); load with precision f32");
-    }
+    if (overflow.load()) throw_bf16_overflow(w.name(), w.data<float>(), w.numel());
   }
   return packed;
 }
