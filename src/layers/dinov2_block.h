@@ -17,6 +17,16 @@ namespace dacpp::layers {
 
 enum class FfnKind { Mlp, SwiGlu };
 
+// How a block adds its two branches to the f32 residual stream x:
+//   Separate: the branch's last linear writes its output in the activation dtype, then one pass x += ls ⊙ out fused
+//             with the next LayerNorm (ops::add_scaled_layer_norm);
+//   InGemm:   the LayerScale ls is folded into that linear at load (W' = diag(ls)·W, b' = ls ⊙ b) and its GEMM adds
+//             its f32 product to x itself (ops::linear_add); the next LayerNorm then only reads x. The output is
+//             never rounded to the activation dtype, and nothing writes or reads it back.
+//   Auto:     DACPP_RESIDUAL_GEMM=1 or 0 says which; otherwise InGemm on a GPU and Separate on the CPU, where f32
+//             weights are used in place from the mapped file and folding would copy every proj / fc2 weight.
+enum class ResidualForm { Auto, Separate, InGemm };
+
 struct Dinov2BlockSpec {
   int64_t dim = 0;
   int64_t num_heads = 0;
@@ -24,6 +34,7 @@ struct Dinov2BlockSpec {
   FfnKind ffn = FfnKind::Mlp;
   float ln_eps = 1e-6f;
   bool qk_norm = false;  // fetch attn_qnorm / attn_knorm
+  ResidualForm residual = ResidualForm::Auto;
 };
 
 class Dinov2Block {
@@ -56,17 +67,23 @@ class Dinov2Block {
   void qkv_into(Exec& ex, const Tensor& h, Tensor& qkv) const { attn_.qkv_into(ex, h, qkv); }
 
   const SelfAttention& attention() const { return attn_; }
+  // Whether the branches' GEMMs add to the stream (ResidualForm::InGemm, as resolved at load).
+  bool residual_in_gemm() const { return in_gemm_; }
 
  private:
-  // What follows attention: x += LayerScale(a), h = norm2(x), the FFN, and its residual add fused with the next
-  // block's norm1 (and the collected norm).
+  // What follows attention (Separate): x += LayerScale(a), h = norm2(x), the FFN, and its residual add fused with
+  // the next block's norm1 (and the collected norm).
   void finish(Exec& ex, Tensor& x, const Tensor& a, Tensor& h, const Dinov2Block* next,
               const ops::DropLeadingNorm* collect) const;
+  // The same after attention has added itself to x (InGemm): h = norm2(x), the FFN added to x, then h =
+  // next.norm1(x) (and the collected norm).
+  void finish_added(Exec& ex, Tensor& x, Tensor& h, const Dinov2Block* next, const ops::DropLeadingNorm* collect) const;
 
+  bool in_gemm_;  // ResidualForm::InGemm (first: the branches are built according to it)
   LayerNorm norm1_, norm2_;
   SelfAttention attn_;
   std::unique_ptr<FeedForward> ffn_;
-  Tensor ls1_, ls2_;  // [C] or undefined
+  Tensor ls1_, ls2_;  // [C] or undefined (and always undefined InGemm: folded into the branches)
 };
 
 }  // namespace dacpp::layers

@@ -11,6 +11,10 @@ class FeedForward {
   virtual ~FeedForward() = default;
   // x: [..., C] → a new [..., C] activation.
   virtual Tensor forward(Exec& ex, const Tensor& x) const = 0;
+  // stream [..., C] (f32) ← stream + out_scale ⊙ forward(x), out_scale being what the FFN's last linear was built
+  // with (a LayerScale folded at load; none: 1), its product added to the stream (Linear::add_into). An FFN built
+  // with an out_scale has only this.
+  virtual void forward_add(Exec& ex, const Tensor& x, Tensor& stream) const = 0;
   virtual int64_t hidden() const = 0;
 };
 

@@ -31,6 +31,10 @@ void LayerNorm::add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, co
   ops::add_scaled_layer_norm(ex.ctx, x, a, ls, gamma_, beta_, eps_, y, also);
 }
 
+void LayerNorm::stream_forward_into(Exec& ex, Tensor& x, Tensor& y, const ops::DropLeadingNorm* also) const {
+  ops::add_scaled_layer_norm(ex.ctx, x, Tensor(), Tensor(), gamma_, beta_, eps_, y, also);
+}
+
 ops::DropLeadingNorm LayerNorm::drop_leading(int64_t skip, const Tensor& out) const {
   return ops::DropLeadingNorm{gamma_, beta_, eps_, skip, out};
 }

@@ -25,6 +25,9 @@ class LayerNorm {
   // `also`: a second norm of the updated x in the same pass (ops::add_scaled_layer_norm).
   void add_scaled_forward_into(Exec& ex, Tensor& x, const Tensor& a, const Tensor& ls, Tensor& y,
                                const ops::DropLeadingNorm* also = nullptr) const;
+  // y = norm(x) of an f32 residual stream x that is not updated here (a GEMM added the branch already), and with
+  // `also` the collected norm beside it: one pass on CUDA (ops::add_scaled_layer_norm without a branch).
+  void stream_forward_into(Exec& ex, Tensor& x, Tensor& y, const ops::DropLeadingNorm* also = nullptr) const;
   // This norm as the second of ops::add_scaled_layer_norm: out = norm(x[:, skip:]) of the updated x.
   ops::DropLeadingNorm drop_leading(int64_t skip, const Tensor& out) const;
 

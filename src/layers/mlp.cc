@@ -2,9 +2,9 @@
 
 namespace dacpp::layers {
 
-Mlp::Mlp(const ModelFile& mf, const std::string& fc1_prefix, const std::string& fc2_prefix, int64_t dim,
-         int64_t hidden)
-    : fc1_(mf, fc1_prefix, dim, hidden), fc2_(mf, fc2_prefix, hidden, dim) {}
+Mlp::Mlp(const ModelFile& mf, const std::string& fc1_prefix, const std::string& fc2_prefix, int64_t dim, int64_t hidden,
+         const Tensor& out_scale)
+    : fc1_(mf, fc1_prefix, dim, hidden), fc2_(mf, fc2_prefix, hidden, dim, Bias::Required, out_scale) {}
 
 Tensor Mlp::forward(Exec& ex, const Tensor& x) const {
   // x: [..., C] → h: [..., hidden] → y: [..., C]
@@ -15,6 +15,11 @@ Tensor Mlp::forward(Exec& ex, const Tensor& x) const {
   Tensor h = fc1_.forward(ex, x, ops::Activation::Gelu);
   fc2_.forward_into(ex, h, y);
   return y;
+}
+
+void Mlp::forward_add(Exec& ex, const Tensor& x, Tensor& stream) const {
+  ArenaScope scope(ex.arena);
+  fc2_.add_into(ex, fc1_.forward(ex, x, ops::Activation::Gelu), stream);
 }
 
 }  // namespace dacpp::layers

@@ -11,11 +11,13 @@ namespace dacpp::layers {
 
 class Mlp final : public FeedForward {
  public:
-  // fc1_prefix / fc2_prefix: the two linear layers' name prefixes (tensor_names.h).
-  Mlp(const ModelFile& mf, const std::string& fc1_prefix, const std::string& fc2_prefix, int64_t dim,
-      int64_t hidden);
+  // fc1_prefix / fc2_prefix: the two linear layers' name prefixes (tensor_names.h). out_scale: host f32 [dim] folded
+  // into fc2 (FeedForward::forward_add), or undefined.
+  Mlp(const ModelFile& mf, const std::string& fc1_prefix, const std::string& fc2_prefix, int64_t dim, int64_t hidden,
+      const Tensor& out_scale = Tensor());
 
   Tensor forward(Exec& ex, const Tensor& x) const override;
+  void forward_add(Exec& ex, const Tensor& x, Tensor& stream) const override;
   int64_t hidden() const override { return fc1_.out_features(); }
 
  private:

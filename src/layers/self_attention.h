@@ -23,11 +23,18 @@ class SelfAttention {
  public:
   static constexpr float kQkNormEps = 1e-5f;
 
-  SelfAttention(const ModelFile& mf, const SelfAttentionNames& names, int64_t dim, int64_t num_heads);
+  // out_scale (host f32 [C], or undefined): the block's LayerScale, folded into proj at load for forward_add (then
+  // forward and forward_rows do not apply).
+  SelfAttention(const ModelFile& mf, const SelfAttentionNames& names, int64_t dim, int64_t num_heads,
+                const Tensor& out_scale = Tensor());
 
   // x: [B, N, C] → a new [B, N, C] activation. rope/positions: rotate q and k by token positions ([N, 2] i32
   // (row, column) on ex's device) when rope is non-null.
   Tensor forward(Exec& ex, const Tensor& x, const Rope2d* rope = nullptr, const Tensor* positions = nullptr) const;
+  // stream [B, N, C] (f32) ← stream + out_scale ⊙ forward(x): the residual update as proj's product added to the
+  // stream (Linear::add_into).
+  void forward_add(Exec& ex, const Tensor& x, Tensor& stream, const Rope2d* rope = nullptr,
+                   const Tensor* positions = nullptr) const;
 
   // The same forward in two steps, for row chunks of one sequence (Dinov2Block::forward_rows): qkv_into computes
   // the fused projection qkv [B, N, 3C] of x (or of some of its rows, into the matching rows of a larger qkv), and
@@ -35,12 +42,18 @@ class SelfAttention {
   // without qk-norm and RoPE (has_qk_norm() false, no rope); throws Internal otherwise.
   void qkv_into(Exec& ex, const Tensor& x, Tensor& qkv) const;
   Tensor forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const;
+  // forward_rows added to stream, the chunk's rows [B, rows, C] of the f32 stream (as forward_add).
+  void forward_rows_add(Exec& ex, const Tensor& qkv, int64_t row0, Tensor& stream) const;
 
   bool has_qk_norm() const { return q_norm_.has_value(); }
   int64_t num_heads() const { return heads_; }
   int64_t head_dim() const { return head_dim_; }
 
  private:
+  // Attention's output before proj, [B, N, C] (or the rows' [B, rows, C]), allocated in the caller's arena scope.
+  Tensor heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const;
+  Tensor heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const;
+
   int64_t dim_, heads_, head_dim_;
   Linear qkv_, proj_;
   std::optional<LayerNorm> q_norm_, k_norm_;

@@ -29,5 +29,7 @@ Tensor fetch_keep_f32(const ModelFile& mf, const std::string& name, const Shape&
 // The bias of layer `prefix` with shape [n] per `policy`; an undefined Tensor when there is none. Throws
 // InvalidModel when Required and missing, or when present with a wrong shape.
 Tensor fetch_bias(const ModelFile& mf, const std::string& prefix, int64_t n, Bias policy);
+// Same, as host f32 whatever the placement (a bias the layer transforms before placing it).
+Tensor fetch_bias_host(const ModelFile& mf, const std::string& prefix, int64_t n, Bias policy);
 
 }  // namespace dacpp::layers

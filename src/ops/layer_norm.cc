@@ -75,15 +75,17 @@ void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tenso
   using namespace detail;
   constexpr const char* op = "add_scaled_layer_norm";
   DACPP_CHECK(y.defined() || also != nullptr, ErrorCode::InvalidArgument, op, ": neither y nor a second norm given");
+  DACPP_CHECK(a.defined() || !ls.defined(), ErrorCode::InvalidArgument, op, ": a LayerScale '", ls.name(),
+              "' without a branch to scale");
   if (y.defined()) {
     check_layer_norm(ctx, op, x, gamma, beta, eps, y);
     check_no_alias(op, "x", x, "y", y);
-    check_no_alias(op, "a", a, "y", y);
+    if (a.defined()) check_no_alias(op, "a", a, "y", y);
   }
   if (also) {
     check_drop_leading(ctx, "add_scaled_layer_norm (its second norm)", x, also->skip, also->gamma, also->beta,
                        also->eps, also->y);
-    check_no_alias(op, "a", a, "y2", also->y);
+    if (a.defined()) check_no_alias(op, "a", a, "y2", also->y);
     if (y.defined()) check_no_alias(op, "y", y, "y2", also->y);
   }
   const auto second = [&] {
@@ -92,13 +94,17 @@ void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tenso
     layer_norm_drop_leading(ctx, x, also->skip, also->gamma, also->beta, also->eps, y2);
   };
   if (ctx.device().kind != DeviceKind::Cuda || x.dtype() != DType::F32) {
-    add_scaled(ctx, x, a, ls, x);
+    if (a.defined()) add_scaled(ctx, x, a, ls, x);
     if (y.defined()) layer_norm(ctx, x, gamma, beta, eps, y);
     second();
     return;
   }
-  check_act(ctx, op, "a", a);
-  check_shape(op, "a", a, x.shape());
+  if (a.defined()) {
+    check_act(ctx, op, "a", a);
+    check_shape(op, "a", a, x.shape());
+  } else {
+    check_input(ctx, op, "x", x);
+  }
   if (ls.defined()) {
     check_input(ctx, op, "ls", ls);
     check_shape(op, "ls", ls, {x.dim(-1)});

@@ -32,6 +32,8 @@ struct DropLeadingNorm {
 // the LayerScale residual update of a pre-norm block and the norm that follows it, and with `also` the collected
 // output norm beside it (y may then be undefined: the last block, no norm follows). On CUDA with an f32 stream x
 // it is one pass over each row (the updated row is normalised while it is in registers); otherwise the ops in turn.
+// a undefined (and ls with it): no update, the norms of x alone — a stream that a GEMM has already added to
+// (ops::linear_add), its two norms still in one pass on CUDA.
 // y and also->y must not alias x, a or each other. Errors: those of add_scaled, layer_norm and
 // layer_norm_drop_leading.
 void add_scaled_layer_norm(Context& ctx, Tensor& x, const Tensor& a, const Tensor& ls, const Tensor& gamma,

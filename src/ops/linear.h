@@ -62,4 +62,10 @@ std::optional<LinearWeight> pack_linear_weight(const Tensor& host, DType product
 void linear(Context& ctx, const Tensor& x, const LinearWeight& w, const Tensor& bias, Tensor& y,
             Activation act = Activation::None);
 
+// linear_add: y += x · wᵀ + b, y an f32 [..., N] whatever the activation dtype (a transformer's residual stream: the
+// product, accumulated in f32, is added to y without being rounded to the activation dtype first). Operands as
+// linear's otherwise; no activation. On CUDA the GEMM accumulates into y (cuBLASLt, beta 1, an f32 D); on the CPU
+// oneDNN's matmul adds to y (its sum post-op).
+void linear_add(Context& ctx, const Tensor& x, const LinearWeight& w, const Tensor& bias, Tensor& y);
+
 }  // namespace dacpp::ops

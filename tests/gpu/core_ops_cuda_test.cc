@@ -75,6 +75,54 @@ TEST_F(LinearCudaTest, LinearMatchesCpu) {
   }
 }
 
+// linear_add on CUDA (the GEMM accumulating into an f32 stream: beta 1, an f32 D, an f32 bias) against the CPU's
+// stream + linear: bf16 / f16 / f32 operands, with and without bias, a bias view that is not 16-byte aligned (added
+// by a pass after the GEMM), DA2-L's proj / fc2 shapes (tuned on the caller's stream, which must come back intact),
+// and a second call reusing the plan.
+TEST_F(LinearCudaTest, LinearAddMatchesCpu) {
+  if (IsSkipped()) return;
+  const LinearCase cases[] = {
+      {{1, 8}, 4, true, ops::Activation::None},          {{37, 64}, 48, true, ops::Activation::None},
+      {{2, 37, 64}, 48, false, ops::Activation::None},   {{1370, 1024}, 1024, true, ops::Activation::None},
+      {{1370, 4096}, 1024, true, ops::Activation::None},
+  };
+  for (const LinearCase& c : cases) {
+    for (DType dt : kDTypes) {
+      const std::string what =
+          str_cat("linear_add x", shape_str(c.x), " n", c.n, " bias", c.bias, " ", nntest::tag(dt));
+      SCOPED_TRACE(what);
+      const LinearOperands o = operands(c, dt, 31, 0.05f);
+      Tensor stream = test::random_tensor(o.ys, 34, 3.f, "stream");
+      Tensor want = stream.clone(), want2 = stream.clone();
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        want.data<float>()[i] += o.want.data<float>()[i];
+        want2.data<float>()[i] += 2 * o.want.data<float>()[i];
+      }
+      Tensor sd = to_device(stream, DType::F32);
+      ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), o.bd, sd);
+      expect_close(sd, want, dt, what);
+      ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), o.bd, sd);
+      expect_close(sd, want2, dt, what + ", second call");
+    }
+  }
+  // An f32 bias at an odd offset in a larger buffer: cuBLASLt cannot read it, a pass adds it.
+  for (DType dt : kDTypes) {
+    const LinearCase c{{9, 32}, 20, false, ops::Activation::None};
+    const LinearOperands o = operands(c, dt, 35, 0.2f);
+    Tensor bias = test::random_tensor({21}, 38, 0.5f, "bias buffer");
+    Tensor bd = to_device(bias, DType::F32);
+    const Tensor b_view = Tensor::view(static_cast<float*>(bd.raw()) + 1, {20}, DType::F32, bd.device(), nullptr,
+                                       "bias (unaligned view)");
+    Tensor b_host = Tensor::empty({20}, DType::F32, "bias");
+    for (int i = 0; i < 20; ++i) b_host.data<float>()[i] = bias.data<float>()[i + 1];
+    Tensor want = test::random_tensor(o.ys, 39, 1.f, "stream");
+    Tensor sd = to_device(want, DType::F32);
+    ops::linear_add(cpu_, o.x, ops::LinearWeight(o.w), b_host, want);
+    ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), b_view, sd);
+    expect_close(sd, want, dt, str_cat("linear_add, unaligned bias, ", nntest::tag(dt)));
+  }
+}
+
 // A K whose rows are not 16 bytes apart (a 3×14×14 patch embedding's 588; 295 in f32, odd) over enough rows
 // takes the padded operands (x's rows copied to a multiple of 16 bytes, w's derived once): with the model's weight,
 // a second call reusing the derived rows, and a borrowed weight (no owned storage: its rows behind x's in scratch).
@@ -292,6 +340,38 @@ TEST_F(CoreOpsCudaTest, AddScaledLayerNormMatchesCpu) {
   Tensor g = test::random_tensor({64}, 48, 1.f, "gamma");
   Tensor xd = to_device(x, DType::F32), ad = to_device(a, DType::F32), gd = to_device(g, DType::F32);
   EXPECT_THROW(ops::add_scaled_layer_norm(ctx(), xd, ad, Tensor(), gd, gd, 1e-6f, xd), Error);
+}
+
+// The norms of a stream a GEMM has already added to (ops::add_scaled_layer_norm without a branch): y = norm(x) and
+// the collected norm in one pass, x unchanged, against the CPU's layer_norm and layer_norm_drop_leading; rows of
+// 1024 / 384 take the register-resident kernel (no a read, no x store), 64 the row kernels.
+TEST_F(CoreOpsCudaTest, StreamNormsWithoutABranchMatchCpu) {
+  if (IsSkipped()) return;
+  for (const Shape& s : {Shape{2, 37, 1024}, Shape{1, 19, 384}, Shape{2, 9, 64}}) {
+    for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+      for (bool collect : {false, true}) {
+        const std::string what =
+            str_cat("stream norms ", shape_str(s), " ", nntest::tag(dt), collect ? " with collected norm" : "");
+        SCOPED_TRACE(what);
+        const int64_t c = s.back(), skip = 1;
+        const Shape kept{s[0], s[1] - skip, c};
+        Tensor x = test::random_tensor(s, 61, 2.f, "x");
+        Tensor g = test::random_tensor({c}, 62, 1.f, "gamma"), b = test::random_tensor({c}, 63, 1.f, "beta");
+        Tensor g2 = test::random_tensor({c}, 64, 1.f, "gamma2"), b2 = test::random_tensor({c}, 65, 1.f, "beta2");
+        Tensor xd = to_device(x, DType::F32), gd = to_device(g, DType::F32), bd = to_device(b, DType::F32);
+        Tensor g2d = to_device(g2, DType::F32), b2d = to_device(b2, DType::F32);
+        Tensor y_want = test::output_tensor(s), f_want = test::output_tensor(kept);
+        ops::layer_norm(cpu_, x, g, b, 1e-6f, y_want);
+        ops::layer_norm_drop_leading(cpu_, x, skip, g2, b2, 1e-5f, f_want);
+        Tensor y = nan_output(s, dt);
+        const ops::DropLeadingNorm also{g2d, b2d, 1e-5f, skip, nan_output(kept, dt)};
+        ops::add_scaled_layer_norm(ctx(), xd, Tensor(), Tensor(), gd, bd, 1e-6f, y, collect ? &also : nullptr);
+        expect_close(xd, x, DType::F32, what + " stream unchanged");
+        expect_close(y, y_want, dt, what + " norm");
+        if (collect) expect_close(also.y, f_want, dt, what + " collected norm");
+      }
+    }
+  }
 }
 
 // The fused update with a collected layer's output norm beside it (ops::DropLeadingNorm: norm(x)[:, skip:], its

@@ -109,6 +109,31 @@ TEST(AddScaledLayerNormTest, SecondNormMatchesReference) {
   }
 }
 
+// Without a branch (a stream a GEMM has added to: ops::linear_add): the norms of x alone, x left as it is.
+TEST(AddScaledLayerNormTest, WithoutABranchNormalisesTheStreamAlone) {
+  ops::Context ctx;
+  const int64_t b = 2, n = 9, c = 40, skip = 1;
+  for (bool with_y : {true, false}) {
+    SCOPED_TRACE(with_y);
+    Tensor x = test::random_tensor({b, n, c}, 21, 2.f, "x");
+    const Tensor before = x.clone();
+    Tensor g = test::random_tensor({c}, 22), be = test::random_tensor({c}, 23);
+    Tensor g2 = test::random_tensor({c}, 24), be2 = test::random_tensor({c}, 25);
+    Tensor y = with_y ? test::output_tensor({b, n, c}) : Tensor();
+    const ops::DropLeadingNorm also{g2, be2, 1e-5f, skip, test::output_tensor({b, n - skip, c})};
+    ops::add_scaled_layer_norm(ctx, x, Tensor(), Tensor(), with_y ? g : Tensor(), with_y ? be : Tensor(), 1e-6f, y,
+                               &also);
+    test::expect_close(x, before, 0, 0);
+    if (with_y) test::expect_close(y, ref::layer_norm(before, g, be, 1e-6f));
+    test::expect_close(also.y, kept_rows(ref::layer_norm(before, g2, be2, 1e-5f), skip));
+  }
+  // A LayerScale with nothing to scale is a caller's mistake.
+  Tensor x = test::random_tensor({1, 3, 8}, 26), y = test::output_tensor({1, 3, 8});
+  const Tensor g = test::random_tensor({8}, 27), be = test::random_tensor({8}, 28);
+  EXPECT_THROW(ops::add_scaled_layer_norm(ctx, x, Tensor(), test::random_tensor({8}, 29, 1.f, "ls"), g, be, 1e-6f, y),
+               Error);
+}
+
 TEST(AddScaledLayerNormTest, SecondNormChecked) {
   ops::Context ctx;
   Tensor x = test::random_tensor({2, 5, 8}, 1), a = test::random_tensor({2, 5, 8}, 2);

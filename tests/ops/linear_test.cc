@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "backends/cpu/cpu_context.h"
 #include "ops/op_test_util.h"
 #include "reference/reference.h"
@@ -99,6 +103,55 @@ TEST(LinearErrorTest, BiasShapeMismatch) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(e.message().find("fc.bias"), std::string::npos) << e.message();
+  }
+}
+
+// linear_add: y += x · wᵀ + b into an f32 y, for plain f32 and bf16 weights and a packed bf16 weight, against y's
+// old values plus linear's result on the same operands.
+TEST(LinearAddTest, AddsTheProductToY) {
+  for (const bool bias : {false, true}) {
+    ops::Context ctx;
+    const Tensor x = test::random_tensor({3, 5, 24}, 1, 1.f, "x"), w = test::random_tensor({40, 24}, 2, 0.5f, "w");
+    const Tensor b = bias ? test::random_tensor({40}, 3, 1.f, "b") : Tensor();
+    const Tensor y0 = test::random_tensor({3, 5, 40}, 4, 2.f, "stream");
+    struct Form {
+      const char* what;
+      ops::LinearWeight w;
+      double tol;
+    };
+    std::vector<Form> forms = {{"f32", ops::LinearWeight(w), 1e-6},
+                               {"bf16", ops::LinearWeight(test::to_bf16(w)), 1e-6}};
+    if (std::optional<ops::LinearWeight> packed = ops::pack_linear_weight(w, DType::BF16))
+      forms.push_back({"packed bf16", *packed, 1e-6});
+    for (const Form& f : forms) {
+      SCOPED_TRACE(std::string(f.what) + (bias ? " with bias" : ""));
+      Tensor product = test::output_tensor(y0.shape());
+      ops::linear(ctx, x, f.w, b, product);
+      Tensor want = y0.clone();
+      for (int64_t i = 0; i < want.numel(); ++i) want.data<float>()[i] += product.data<float>()[i];
+      Tensor y = y0.clone();
+      ops::linear_add(ctx, x, f.w, b, y);
+      test::expect_close(y, want, f.tol, f.tol);
+      ops::linear_add(ctx, x, f.w, b, y);  // the cached plan adds again
+      for (int64_t i = 0; i < want.numel(); ++i) want.data<float>()[i] += product.data<float>()[i];
+      test::expect_close(y, want, f.tol, f.tol);
+    }
+  }
+}
+
+TEST(LinearAddTest, TheStreamMustBeF32AndShaped) {
+  ops::Context ctx;
+  const Tensor x = test::random_tensor({2, 8}, 1), w = test::random_tensor({4, 8}, 2, 1.f, "blocks.0.attn.proj.weight");
+  Tensor narrow = test::output_tensor({2, 3}, "stream");
+  Tensor bf = test::to_bf16(test::random_tensor({2, 4}, 3, 1.f, "stream"));
+  for (Tensor* y : {&narrow, &bf}) {
+    try {
+      ops::linear_add(ctx, x, ops::LinearWeight(w), Tensor(), *y);
+      ADD_FAILURE() << "no error for " << shape_str(y->shape()) << " " << dtype_name(y->dtype());
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.message();
+      EXPECT_NE(e.message().find("linear_add"), std::string::npos) << e.message();
+    }
   }
 }
 

@@ -21,6 +21,8 @@ enum class BinaryKind { Add, Mul };
 
 // x: [M, K] (flattened), w: [N, K], bias: [N] or undefined, y: [M, N].
 void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+// y += x · wᵀ + bias (y f32 [M, N]): linear with the result added to y's values.
+void linear_add(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y);
 
 // A linear weight [N, K] laid out once, at load, the way oneDNN's matmul reads it here (blocked, e.g. 16 × 64
 // blocks, and bf16 in pairs along K), instead of in every call: 10-15 % off the products at DA2-L's shapes on a
@@ -38,7 +40,9 @@ struct PackedWeight {
 std::optional<PackedWeight> pack_linear_weight(const Tensor& w, DType product);
 // linear() on a packed weight; x f32 [M, K] (flattened). A matmul that wants another layout for this M gets the
 // packed weight reordered into it (correct, as slow as the plain weight).
-void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act);
+// `add`: the result added to y's values, as linear_add.
+void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act,
+                   bool add = false);
 
 // x, y: [R, C] (flattened); y may alias x.
 void layer_norm(CpuContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y);

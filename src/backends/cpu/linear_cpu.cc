@@ -44,9 +44,11 @@ void execute_matmul(CpuContext& c, const MatmulPlan& p, const Tensor& x, const d
   c.stream().wait();
 }
 
-dnnl::primitive_attr epilogue_attr(Epilogue act) {
+// act after the bias; with `add`, the result added to y's values (oneDNN's sum post-op: y ← y + (x·wᵀ + b)).
+dnnl::primitive_attr epilogue_attr(Epilogue act, bool add) {
   dnnl::primitive_attr attr;
   dnnl::post_ops po;
+  if (add) po.append_sum(1.f);
   if (act == Epilogue::Gelu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
   if (act == Epilogue::Relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   attr.set_post_ops(po);
@@ -54,7 +56,7 @@ dnnl::primitive_attr epilogue_attr(Epilogue act) {
 }
 
 std::shared_ptr<LinearPlan> make_plan(CpuContext& c, int64_t m, int64_t k, int64_t n, bool has_bias, Epilogue act,
-                                      dt x_dt, dt w_dt) {
+                                      bool add, dt x_dt, dt w_dt) {
   auto p = std::make_shared<LinearPlan>();
   const dt prod = x_dt == dt::bf16 || w_dt == dt::bf16 ? dt::bf16 : dt::f32;
   p->src = dnnl::memory::desc({m, k}, prod, tag::ab);
@@ -67,7 +69,7 @@ std::shared_ptr<LinearPlan> make_plan(CpuContext& c, int64_t m, int64_t k, int64
   if (has_bias) p->bias = f32_desc({1, n}, tag::ab);
   dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(p->src, p->wei, p->bias, p->dst)
                                   : dnnl::matmul::desc(p->src, p->wei, p->dst);
-  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, epilogue_attr(act), c.engine()));
+  p->prim = dnnl::matmul(dnnl::matmul::primitive_desc(d, epilogue_attr(act, add), c.engine()));
   return p;
 }
 
@@ -120,7 +122,8 @@ std::optional<PackedWeight> pack_linear_weight(const Tensor& w, DType product) {
   return packed;
 }
 
-void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act) {
+void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const Tensor& bias, Tensor& y, Epilogue act,
+                   bool add) {
   DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear: oneDNN matmul");
   const int64_t n = w.n, k = w.k, m = x.numel() / k;
   if (m == 0 || n == 0) return;
@@ -129,7 +132,7 @@ void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const 
   const auto& impl = *static_cast<const PackedImpl*>(w.impl.get());
   const dt prod = w.dtype == DType::BF16 ? dt::bf16 : dt::f32;
   const std::string key = str_cat("linear_packed m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act),
-                                  " w", dtype_name(w.dtype));
+                                  " add", add, " w", dtype_name(w.dtype));
   dnnl_call("linear", [&] {
     auto p = c.plan<MatmulPlan>(key, [&] {
       auto pl = std::make_shared<MatmulPlan>();
@@ -139,7 +142,7 @@ void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const 
       const dnnl::memory::desc wany({k, n}, prod, tag::any);
       dnnl::matmul::desc d =
           has_bias ? dnnl::matmul::desc(pl->src, wany, pl->bias, pl->dst) : dnnl::matmul::desc(pl->src, wany, pl->dst);
-      dnnl::matmul::primitive_desc pd(d, epilogue_attr(act), c.engine());
+      dnnl::matmul::primitive_desc pd(d, epilogue_attr(act, add), c.engine());
       pl->wei = pd.weights_desc();
       pl->prim = dnnl::matmul(pd);
       pl->round_src = prod == dt::bf16;
@@ -152,19 +155,32 @@ void linear_packed(CpuContext& c, const Tensor& x, const PackedWeight& w, const 
   });
 }
 
-void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
+namespace {
+
+void run_linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
+                bool add) {
   DACPP_FAULT_POINT("dnnl.call", ErrorCode::Backend, "linear: oneDNN matmul");
   const int64_t n = w.dim(0), k = w.dim(1), m = x.numel() / k;
   if (m == 0 || n == 0) return;
   c.pool().bind_to_current_thread();
   const bool has_bias = bias.defined();
   const dt x_dt = x.dtype() == DType::BF16 ? dt::bf16 : dt::f32, w_dt = w.dtype() == DType::BF16 ? dt::bf16 : dt::f32;
-  const std::string key = str_cat("linear m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act), " x",
-                                  dtype_name(x.dtype()), " w", dtype_name(w.dtype()));
+  const std::string key = str_cat("linear m", m, " k", k, " n", n, " b", has_bias, " a", static_cast<int>(act), " add",
+                                  add, " x", dtype_name(x.dtype()), " w", dtype_name(w.dtype()));
   dnnl_call("linear", [&] {
-    auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act, x_dt, w_dt); });
+    auto p = c.plan<LinearPlan>(key, [&] { return make_plan(c, m, k, n, has_bias, act, add, x_dt, w_dt); });
     execute_matmul(c, *p, x, staged_operand(c, p->wei_in, p->wei_user, p->wei, w.raw(), Scratch::Weights), bias, y);
   });
+}
+
+}  // namespace
+
+void linear(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
+  run_linear(c, x, w, bias, y, act, /*add=*/false);
+}
+
+void linear_add(CpuContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
+  run_linear(c, x, w, bias, y, Epilogue::None, /*add=*/true);
 }
 
 }  // namespace dacpp::cpu

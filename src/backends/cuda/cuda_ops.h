@@ -102,6 +102,8 @@ enum class BinaryKind { Add, Mul };
 
 // x: [M, K] (flattened), w: [N, K] same dtype as x, bias: [N] f32 or undefined, y: [M, N] same dtype as x.
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act);
+// y += x · wᵀ + bias, y f32 [M, N] whatever x's dtype (the GEMM accumulates into y in f32: the residual stream).
+void linear_add(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y);
 // Tests: the cuBLASLt candidates linear's tuning would time for these operands, and
 // linear run with candidate `index` of that list instead of the tuned one (InvalidArgument past the end).
 std::vector<std::string> linear_gemm_candidates(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,

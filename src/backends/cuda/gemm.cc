@@ -137,7 +137,10 @@ std::unique_ptr<Plan> make_descriptors(const GemmSpec& s, const void* bias, cons
   // Stored shapes: A is [m, k] (or [k, m] when transposed), B is [k, n] (or [n, k]).
   make_layout(&p->a, t, s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda, s.batch, s.stride_a, what, "A");
   make_layout(&p->b, t, s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb, s.batch, s.stride_b, what, "B");
-  DACPP_CHECK(!(s.d_f32 && bias), ErrorCode::Internal, what, ": an f32 D takes no bias");
+  if (s.d_f32 && bias) {
+    const cudaDataType_t bias_type = CUDA_R_32F;
+    set_desc(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type), what);
+  }
   make_layout(&p->d, s.d_f32 ? CUDA_R_32F : t, s.m, s.n, s.ldd, s.batch, s.stride_d, what, "D");
   return p;
 }
@@ -178,21 +181,33 @@ std::vector<Candidate> candidates(CudaContext& c, const GemmSpec& s, const Key& 
 
 std::string label_of(const Candidate& cand) { return str_cat("algo", cand.heuristic); }
 
-// Descriptors + the tuned algorithm. The heuristic's first when tuning cannot run, and always for an accumulating
-// GEMM (timing would add to the caller's D once per run). A candidate the library refuses to run here is skipped
-// (no fault point: this is not the caller's GEMM).
+// D's extent in elements: the span from its first to its last element over the batch.
+size_t d_extent(const GemmSpec& s) {
+  return static_cast<size_t>((s.batch - 1) * s.stride_d + (s.n - 1) * s.ldd + s.m);
+}
+
+// Descriptors + the tuned algorithm (the heuristic's first when tuning cannot run). An accumulating GEMM is timed on
+// the caller's D after a copy of D is taken, and D is put back from it (each timed run adds to D). A candidate the
+// library refuses to run here is skipped (no fault point: this is not the caller's GEMM).
 std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k, const void* a, const void* b,
                                 void* d, const void* bias, const char* what) {
   std::unique_ptr<Plan> p = make_descriptors(s, bias, what);
   const std::vector<Candidate> cands = candidates(c, s, k, *p, what);
-  if (s.accumulate || cands.size() == 1) {
+  if (cands.size() == 1) {
     p->algo = cands[0].algo;
     p->workspace = cands[0].workspace;
     return p;
   }
   std::string key = "gemm";
   for (const int64_t v : k) key += str_cat(",", v);
-  const float alpha = 1.f, beta = 0.f;
+  const float alpha = 1.f, beta = s.accumulate ? 1.f : 0.f;
+  std::shared_ptr<void> saved;
+  const size_t d_bytes = dtype_nbytes(s.d_f32 ? DType::F32 : s.dtype, static_cast<int64_t>(d_extent(s)));
+  if (s.accumulate && autotune_enabled() && !stream_capturing(c)) {  // (a capture times nothing)
+    saved = c.allocator().allocate_shared(d_bytes, "gemm tuning: a copy of the accumulated D");
+    DACPP_CUDA_CHECK(cudaMemcpyAsync(saved.get(), d, d_bytes, cudaMemcpyDeviceToDevice, c.stream()), what,
+                     ": copy of D before tuning");
+  }
   const int choice = tuned_choice(
       c, key, static_cast<int>(cands.size()), 0,
       [&](int i) {
@@ -200,6 +215,12 @@ std::unique_ptr<Plan> make_plan(CudaContext& c, const GemmSpec& s, const Key& k,
                               c.main_workspace(), c.workspace_bytes(), c.stream()) == CUBLAS_STATUS_SUCCESS;
       },
       kTimedRuns, [&](int i) { return label_of(cands[i]); });
+  if (saved) {
+    DACPP_CUDA_CHECK(cudaMemcpyAsync(d, saved.get(), d_bytes, cudaMemcpyDeviceToDevice, c.stream()), what,
+                     ": D put back after tuning");
+    // The copy goes back to the allocator's cache below, where another lane's stream may take it next.
+    DACPP_CUDA_CHECK(cudaStreamSynchronize(c.stream()), what, ": D put back after tuning");
+  }
   p->algo = cands[choice].algo;
   p->workspace = cands[choice].workspace;
   return p;

@@ -3,13 +3,12 @@
 // Column-major, as cuBLASLt sees it:  D[m, n] = op(A)[m, k] · op(B)[k, n]  (+ bias[m], + ReLU per `epilogue`),
 // `batch` times with element strides stride_a / stride_b / stride_d between the matrices (stride 0 reuses one).
 // Accumulation and scale in f32 (CUBLAS_COMPUTE_32F: exact f32 for f32 inputs, no TF32). The bias, when given,
-// has D's dtype (cuBLASLt's rule for f32 / bf16 / f16 outputs) and is 16-byte aligned.
+// has D's dtype (cuBLASLt's rule for f32 / bf16 / f16 outputs; f32 for an f32 D) and is 16-byte aligned.
 //
 // The plan (descriptors + an algorithm) depends only on the spec and the operands' alignments, so it is built once
 // per distinct shape and reused; the cache is bounded (cleared when full). The algorithm: on a shape new to the
-// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0; not for an accumulating GEMM), the
-// heuristic's top candidates are timed on the call's own operands and the fastest is kept per device for the
-// process; otherwise the heuristic's first.
+// process (and not while a graph is captured; not with DACPP_AUTOTUNE=0), the heuristic's top candidates are timed
+// on the call's own operands and the fastest is kept per device for the process; otherwise the heuristic's first.
 // Inside a CUDA graph only the matmul itself is recorded, so the plans are host-side state no graph refers to.
 // Include only from src/backends/cuda/.
 #pragma once
@@ -34,10 +33,11 @@ struct GemmSpec {
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
   DType dtype = DType::F32;  // A, B and D
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  // D = A·B + D (beta 1) instead of D = A·B. Such a GEMM is never timed on the caller's D (each timed run would add
-  // to it again): it runs the heuristic's first algorithm.
+  // D = A·B (+ bias) + D (beta 1) instead of D = A·B (+ bias). Tuning such a GEMM times it on the caller's D and
+  // puts D's values back afterwards (a copy of D made first).
   bool accumulate = false;
-  // D stored in f32 whatever `dtype` (A and B keep it): partial sums added over several GEMMs stay unrounded. No bias.
+  // D stored in f32 whatever `dtype` (A and B keep it): partial sums added over several GEMMs stay unrounded, or an
+  // f32 residual stream added to. Its bias, when given, is f32.
   bool d_f32 = false;
 };
 

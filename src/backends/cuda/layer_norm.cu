@@ -133,7 +133,9 @@ struct NormOut {
 // rows with its own gamma, beta and eps from the same sums — a collected layer's output norm beside the next
 // block's first norm, which otherwise took a launch of its own that read the row back (7-12 µs on DA2-L's
 // critical path, session 25's timeline); its weights are read after the sums (4 launches of DA2-L's 47).
-template <int NP, int WPR, typename TA, typename TY, bool kSecond>
+// kAdd false: no residual update (a and ls unused, x only read) — the norms of a stream that a GEMM has already
+// added to (ops::linear_add).
+template <int NP, int WPR, typename TA, typename TY, bool kSecond, bool kAdd = true>
 __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict__ a, const float* __restrict__ ls,
                                                   NormOut<TY> o1, NormOut<TY> o2, int64_t rows) {
   static_assert(NP % WPR == 0 && kWarpsPerBlock % WPR == 0, "a row's packs split evenly over its warps");
@@ -146,7 +148,7 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
 #pragma unroll
   for (int i = 0; i < kPer; ++i) {
     const int p = lane + 32 * (part + WPR * i);
-    if (ls) lsv[i] = reinterpret_cast<const Pack*>(ls)[p];
+    if (kAdd && ls) lsv[i] = reinterpret_cast<const Pack*>(ls)[p];
     if (!kSecond || o1.y) {
       gv[i] = reinterpret_cast<const Pack*>(o1.gamma)[p];
       bv[i] = reinterpret_cast<const Pack*>(o1.beta)[p];
@@ -186,13 +188,15 @@ __global__ void add_scaled_layer_norm_regs_kernel(float* x, const TA* __restrict
     const int p = lane + 32 * (part + WPR * i);
     if (!live) break;
     v[i] = xr[p];
-    const PackA av = ar[p];
+    if constexpr (kAdd) {
+      const PackA av = ar[p];
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float t = to_f32(av.v[j]);
-      v[i].v[j] = v[i].v[j] + (ls ? t * lsv[i].v[j] : t);
+      for (int j = 0; j < V; ++j) {
+        const float t = to_f32(av.v[j]);
+        v[i].v[j] = v[i].v[j] + (ls ? t * lsv[i].v[j] : t);
+      }
+      xr[p] = v[i];
     }
-    xr[p] = v[i];
 #pragma unroll
     for (int j = 0; j < V; ++j) s += v[i].v[j];
   }
@@ -281,6 +285,7 @@ bool launch_fused_regs(CudaContext& c, Tensor& x, const Tensor& a, const Tensor&
   float* xp = static_cast<float*>(x.raw());
   const TA* ap = static_cast<const TA*>(a.raw());
   const float* lp = ls.defined() ? static_cast<const float*>(ls.raw()) : nullptr;
+  const bool add = a.defined();  // else the norms of x alone
   if (second.y && y.defined() && second.y->dtype() != y.dtype()) return false;
   if (rows > 0x7fffffff) return false;  // the kernel finds a row's image and token in 32 bits
   // o1: every row in place (n = 1, skip = 0).
@@ -293,7 +298,7 @@ bool launch_fused_regs(CudaContext& c, Tensor& x, const Tensor& a, const Tensor&
   const auto aligned_out = [](const NormOut<TY>& o) {
     return o.y == nullptr || (aligned_to(o.y, 4 * sizeof(TY)) && aligned_to(o.gamma, 16) && aligned_to(o.beta, 16));
   };
-  if (cols % 4 != 0 || !aligned_to(xp, 16) || !aligned_to(ap, 4 * sizeof(TA)) || (lp && !aligned_to(lp, 16)) ||
+  if (cols % 4 != 0 || !aligned_to(xp, 16) || (add && !aligned_to(ap, 4 * sizeof(TA))) || (lp && !aligned_to(lp, 16)) ||
       !aligned_out(o1) || !aligned_out(o2))
     return false;
   const auto regs = [&](auto np) {
@@ -306,12 +311,19 @@ bool launch_fused_regs(CudaContext& c, Tensor& x, const Tensor& a, const Tensor&
     // The second norm's code in the kernel costs registers (54 against 48 for DA2-L's rows: 9 blocks per SM
     // instead of 10), so only the 4 launches per forward that take it run that instantiation.
     const unsigned grid = static_cast<unsigned>(reg_blocks);
+    const auto go = [&](auto kernel) {
+      launch_kernel(c, "add_scaled_layer_norm_regs", kernel, grid, 32 * kWarpsPerBlock, 0, xp, ap, lp, o1, o2, rows);
+    };
     if (o2.y) {
-      launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true>, grid,
-                    32 * kWarpsPerBlock, 0, xp, ap, lp, o1, o2, rows);
+      if (add)
+        go(add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true, true>);
+      else
+        go(add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true, false>);
     } else {
-      launch_kernel(c, "add_scaled_layer_norm_regs", add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false>, grid,
-                    32 * kWarpsPerBlock, 0, xp, ap, lp, o1, o2, rows);
+      if (add)
+        go(add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false, true>);
+      else
+        go(add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false, false>);
     }
     return true;
   };
@@ -396,16 +408,21 @@ void add_scaled_layer_norm(CudaContext& c, Tensor& x, const Tensor& a, const Ten
   c.make_current();
   const DType out = y.defined() ? y.dtype() : second.y->dtype();
   bool fused = false;
-  dispatch_float(a.dtype(), "add_scaled_layer_norm", [&](auto atag) {
+  // Without a (the norms of x alone) TA is only a placeholder.
+  dispatch_float(a.defined() ? a.dtype() : out, "add_scaled_layer_norm", [&](auto atag) {
     dispatch_float(out, "add_scaled_layer_norm", [&](auto ytag) {
       using TA = decltype(atag);
       using TY = decltype(ytag);
       fused = launch_fused_regs<TA, TY>(c, x, a, ls, gamma, beta, eps, y, second);
-      if (!fused && y.defined()) launch_fused_rows<TA, TY>(c, x, a, ls, gamma, beta, eps, y);
+      if (fused || !y.defined()) return;
+      if (a.defined())
+        launch_fused_rows<TA, TY>(c, x, a, ls, gamma, beta, eps, y);
+      else
+        run_layer_norm(c, x, gamma, beta, eps, y, 0, "add_scaled_layer_norm");
     });
   });
   if (fused || second.y == nullptr) return;
-  if (!y.defined()) add_scaled(c, x, a, ls, x);
+  if (!y.defined() && a.defined()) add_scaled(c, x, a, ls, x);
   run_layer_norm(c, x, *second.gamma, *second.beta, second.eps, *second.y, second.skip, "add_scaled_layer_norm");
 }
 
@@ -419,6 +436,13 @@ void add_regs_kernels(std::vector<KernelInfo>& out, const char* type) {
                        reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, false>)});
         out.push_back({str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ",second norm>"),
                        reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TA, TY, true>)});
+        // The norms of a stream a GEMM has added to (no a: TA is TY's placeholder).
+        out.push_back(
+            {str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ",norm only>"),
+             reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TY, TY, false, false>)});
+        out.push_back(
+            {str_cat("add_scaled_layer_norm_regs<", 128 * kNP, ",", type, ",norm only,second norm>"),
+             reinterpret_cast<const void*>(&add_scaled_layer_norm_regs_kernel<kNP, kWpr, TY, TY, true, false>)});
         return false;  // every width
       },
       RegPacks{});

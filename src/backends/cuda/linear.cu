@@ -33,7 +33,8 @@ namespace {
 
 constexpr int kBlock = 256;
 
-// y = act(y + bias) for K == 0 (y zeroed first) and the exact GELU after the matmul (bias already added: null).
+// y = act(y + bias) for K == 0 (y zeroed first, unless linear_add's), the exact GELU after the matmul (bias already
+// added: null), and an f32 bias the GEMM could not read.
 template <typename T>
 __global__ void bias_act_kernel(T* y, const float* __restrict__ bias, int64_t m, int64_t n, int act) {
   pdl_enter();
@@ -91,35 +92,39 @@ void launch_bias_act(CudaContext& c, Tensor& y, const float* bias, int64_t m, in
 using GemmRun = std::function<void(const GemmSpec&, const void* a, const void* b, void* d, const void* bias,
                                    const char* what)>;
 
+// `add` (linear_add): y is f32 and the result is added to it (act None): D = y in f32, accumulated into.
 template <typename T>
 void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                  const GemmRun& run) {
+                  bool add, const GemmRun& run) {
   const int64_t n = w.dim(0), k = w.dim(1), m = x.numel() / k;
   const float* bias_f32 = bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr;
   if (k == 0) {
+    if (add) return launch_bias_act<float>(c, y, bias_f32, m, n, Epilogue::None);
     DACPP_CUDA_CHECK(cudaMemsetAsync(y.raw(), 0, y.nbytes(), c.stream()), "linear: zero y (K = 0)");
     return launch_bias_act<T>(c, y, bias_f32, m, n, act);
   }
   // cuBLASLt reads the bias with vector loads: an f32 bias that is not 16-byte aligned (a view into a packed
   // buffer) is added by bias_act_kernel instead. bf16 / f16 outputs take the bias in their own dtype: converted
   // once per weight and kept by the context.
-  const bool bias_unfused = bias_f32 && std::is_same_v<T, float> && !aligned_to(bias_f32, 16);
+  constexpr bool kF32 = std::is_same_v<T, float>;
+  const bool f32_out = kF32 || add;
+  const bool bias_unfused = bias_f32 && f32_out && !aligned_to(bias_f32, 16);
   std::shared_ptr<const void> bias_conv;
   const void* bias_d = bias_unfused ? nullptr : bias_f32;
-  if (bias_f32 && !std::is_same_v<T, float>) {
+  if (bias_f32 && !f32_out) {
     bias_conv = c.converted(bias, x.dtype());
     bias_d = bias_conv.get();
   }
   cublasLtEpilogue_t epi = bias_d ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
   if (act == Epilogue::Relu && !bias_unfused) epi = bias_d ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  constexpr bool kFusedGelu = !std::is_same_v<T, float>;
+  constexpr bool kFusedGelu = !kF32;
   if (act == Epilogue::Gelu && kFusedGelu) epi = bias_d ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   const std::string what = str_cat("linear ", w.name().empty() ? std::string("w") : "'" + w.name() + "'", " [",
                                    m, "x", k, "]·[", n, "x", k, "]^T");
   // Operands padded to kp (pad_k): x's rows into scratch, w's derived once per weight (a borrowed w, without
   // owned storage, behind x's rows in the same scratch, which a second scratch() call would replace).
   // (A borrowed bias's converted copy lives in scratch: such a call keeps its unpadded operands.)
-  const int64_t kp = bias_f32 && !bias.storage() && !std::is_same_v<T, float> ? k : pad_k<T>(m, k);
+  const int64_t kp = bias_f32 && !bias.storage() && !f32_out ? k : pad_k<T>(m, k);
   const void* a_ptr = w.raw();
   const void* b_ptr = x.raw();
   std::shared_ptr<const void> w_rows;
@@ -144,7 +149,13 @@ void linear_typed(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor
   g.ldd = n;
   g.dtype = x.dtype();
   g.epilogue = epi;
+  g.accumulate = add;
+  g.d_f32 = add && !kF32;
   run(g, a_ptr, b_ptr, y.raw(), bias_d, what.c_str());
+  if (add) {
+    if (bias_unfused) launch_bias_act<float>(c, y, bias_f32, m, n, Epilogue::None);
+    return;
+  }
   if (bias_unfused) launch_bias_act<T>(c, y, bias_f32, m, n, act);
   else if (act == Epilogue::Gelu && !kFusedGelu) launch_bias_act<T>(c, y, nullptr, m, n, Epilogue::Gelu);
 }
@@ -155,9 +166,14 @@ namespace {
 
 // linear with its GEMM run by `run`: the op itself, or the tests' candidate hooks below.
 void run_linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act,
-                const GemmRun& run) {
+                const GemmRun& run, bool add = false) {
   c.make_current();
-  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, run); });
+  dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, add, run); });
+}
+
+void run_gemm(CudaContext& c, const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
+              const char* what) {
+  gemm(c, g, a, b, d, bias_d, what);
 }
 
 }  // namespace
@@ -166,8 +182,18 @@ void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
   if (y.numel() == 0) return;
   run_linear(c, x, w, bias, y, act,
              [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
-               gemm(c, g, a, b, d, bias_d, what);
+               run_gemm(c, g, a, b, d, bias_d, what);
              });
+}
+
+void linear_add(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
+  if (y.numel() == 0) return;
+  run_linear(
+      c, x, w, bias, y, Epilogue::None,
+      [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
+        run_gemm(c, g, a, b, d, bias_d, what);
+      },
+      /*add=*/true);
 }
 
 std::vector<std::string> linear_gemm_candidates(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias,

@@ -60,6 +60,9 @@ HostArena make_arena(CudaContext&, size_t) { no_cuda("cuda::make_arena"); }
 Tensor upload(CudaContext&, const Tensor&, DType) { no_cuda("cuda::upload"); }
 
 void linear(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Epilogue) { no_cuda("linear"); }
+void linear_add(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) {
+  no_cuda("linear_add");
+}
 std::vector<std::string> linear_gemm_candidates(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
                                                 Epilogue) {
   no_cuda("linear_gemm_candidates");

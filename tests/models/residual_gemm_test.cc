@@ -1,0 +1,144 @@
+// The transformer blocks' residual updates in their GEMMs (layers::ResidualForm::InGemm: LayerScale folded into
+// proj and fc2 / w3 at load, ops::linear_add adding each product to the f32 stream, the norms reading the stream
+// alone). A GPU model takes this form by default; the CPU runs it here when DACPP_RESIDUAL_GEMM=1 asks, so the
+// fixtures check it against the official code at the same tolerance as the default form, through DA2, DA3 mono,
+// DA3 any-view (RoPE, qk-norm, alternating attention) and the giant-style SwiGLU model, and in row chunks.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "engine/model.h"
+#include "engine/runner.h"
+#include "models/model_test_util.h"
+#include "ops/op_profile.h"
+#include "util/runner_options.h"
+
+namespace dacpp {
+namespace {
+
+const std::string kDir = std::string(DACPP_FIXTURES_DIR) + "/models/";
+
+// Sets DACPP_RESIDUAL_GEMM for the scope (models built meanwhile take that form), then restores it.
+class ResidualFormEnv {
+ public:
+  explicit ResidualFormEnv(const char* value) {
+    if (const char* old = std::getenv(kVar)) old_ = old;
+    setenv(kVar, value, 1);
+  }
+  ~ResidualFormEnv() {
+    if (old_)
+      setenv(kVar, old_->c_str(), 1);
+    else
+      unsetenv(kVar);
+  }
+  ResidualFormEnv(const ResidualFormEnv&) = delete;
+  ResidualFormEnv& operator=(const ResidualFormEnv&) = delete;
+
+ private:
+  static constexpr const char* kVar = "DACPP_RESIDUAL_GEMM";
+  std::optional<std::string> old_;
+};
+
+struct Fixture {
+  const char* dir;
+  const char* checkpoint;  // inside dir, or "" for the folder
+  const char* sub;         // the reference's subfolder ("" for the fixture's own)
+};
+
+Tensor input_of(const Fixture& f) {
+  Tensor x = testing::load_npy(kDir + f.dir + "/" + f.sub + (f.sub[0] ? "/" : "") + "input.npy");
+  const Shape s = x.shape();
+  return s.size() == 5 ? x.reshape({s[0] * s[1], s[2], s[3], s[4]}) : x;  // DA3: [1, S, 3, H, W]
+}
+
+std::shared_ptr<const Model> load(const Fixture& f, const char* form, std::optional<DType> precision = std::nullopt) {
+  const ResidualFormEnv env(form);
+  LoadOptions lo;
+  lo.precision = precision;
+  return Model::load(kDir + f.dir + (f.checkpoint[0] ? std::string("/") + f.checkpoint : std::string()), lo);
+}
+
+const Fixture kFixtures[] = {
+    {"da2_tiny_rel", "da2_tiny_rel.pth", ""},
+    {"da3mono_tiny", "", ""},
+    {"da3small_tiny", "", "view3"},
+    {"da3giant_tiny", "", "view3"},
+};
+
+// Every stage against the official code's dumps at the default form's tolerance, and every block's two residual
+// updates as linear_add (the op profile counts them): the form was taken, not silently skipped.
+TEST(ResidualInGemm, MatchesTheOfficialCodeOnEveryFixture) {
+  for (const Fixture& f : kFixtures) {
+    SCOPED_TRACE(f.dir);
+    if (!std::filesystem::exists(kDir + f.dir)) GTEST_SKIP() << "fixture " << f.dir << " absent";
+    const std::shared_ptr<const Model> model = load(f, "1");
+    Runner runner(model, testing::runner_options(2));
+    ops::OpProfile profile;
+    runner.set_op_profile(&profile);
+    ForwardResult r = runner.forward(input_of(f), /*dump_stages=*/true);
+    const std::string ref = kDir + f.dir + "/" + f.sub + (f.sub[0] ? "/" : "");
+    for (int k = 0; k < 4; ++k) {
+      const std::string feat = "feat" + std::to_string(k);
+      testing::expect_close_to_npy(feat, r.dumps.tensors[feat], ref + feat + ".npy", 1e-5);
+    }
+    testing::expect_close_to_npy("depth", r.depth, ref + "depth.npy", 1e-5);
+    int64_t adds = 0, linears = 0;
+    for (const ops::OpProfile::Entry& e : profile.entries()) {
+      if (e.op == "linear_add") adds += e.calls;
+      if (e.op == "linear") linears += e.calls;
+    }
+    EXPECT_EQ(adds, 2 * model->config().vit.depth) << "each block's attention and FFN add to the stream";
+    EXPECT_GT(linears, 0);
+  }
+}
+
+// The default form on the CPU is Separate (no linear_add), and the two forms agree to f32 rounding.
+TEST(ResidualInGemm, AgreesWithTheSeparateUpdate) {
+  const Fixture& f = kFixtures[0];
+  if (!std::filesystem::exists(kDir + f.dir)) GTEST_SKIP() << "fixture " << f.dir << " absent";
+  const Tensor x = input_of(f);
+  Runner separate(load(f, "0"), testing::runner_options(2));
+  ops::OpProfile profile;
+  separate.set_op_profile(&profile);
+  const ForwardResult a = separate.forward(x);
+  for (const ops::OpProfile::Entry& e : profile.entries()) EXPECT_NE(e.op, "linear_add");
+  const ForwardResult b = Runner(load(f, "1"), testing::runner_options(2)).forward(x);
+  EXPECT_LE(testing::rel_l2(b.depth, a.depth), 1e-6);
+}
+
+// A bf16 model on the CPU (weights packed for oneDNN, the add as the matmul's sum post-op): within bf16's bound of
+// the official f32 outputs, as the Separate form is.
+TEST(ResidualInGemm, Bf16OnTheCpuStaysWithinItsBound) {
+  const Fixture& f = kFixtures[0];
+  if (!std::filesystem::exists(kDir + f.dir)) GTEST_SKIP() << "fixture " << f.dir << " absent";
+  std::shared_ptr<const Model> model;
+  try {
+    model = load(f, "1", DType::BF16);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unsupported) GTEST_SKIP() << e.message();
+    throw;
+  }
+  const ForwardResult r = Runner(model, testing::runner_options(2)).forward(input_of(f));
+  testing::expect_close_to_npy("depth", r.depth, kDir + f.dir + "/depth.npy", 1e-2);
+}
+
+// Row chunks (forward_rows_add): each chunk's rows of the stream updated by its own GEMMs.
+TEST(ResidualInGemm, RowChunksMatchTheWholeRows) {
+  const Fixture& f = kFixtures[0];
+  if (!std::filesystem::exists(kDir + f.dir)) GTEST_SKIP() << "fixture " << f.dir << " absent";
+  std::shared_ptr<const Model> model = load(f, "1");
+  const Tensor x = input_of(f);
+  const ForwardResult whole = Runner(model, testing::runner_options(2)).forward(x);
+  for (int chunks = 2; chunks <= 4; ++chunks) {
+    RunnerOptions o = testing::runner_options(2);
+    o.row_chunks = chunks;
+    const ForwardResult r = Runner(model, o).forward(x);
+    EXPECT_LE(testing::rel_l2(r.depth, whole.depth), 1e-6) << chunks << " chunks";
+  }
+}
+
+}  // namespace
+}  // namespace dacpp
