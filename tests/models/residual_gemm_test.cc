@@ -1,8 +1,8 @@
 // The transformer blocks' residual updates in their GEMMs (layers::ResidualForm::InGemm: LayerScale folded into
 // proj and fc2 / w3 at load, ops::linear_add adding each product to the f32 stream, the norms reading the stream
-// alone). A GPU model takes this form by default; the CPU runs it here when DACPP_RESIDUAL_GEMM=1 asks, so the
-// fixtures check it against the official code at the same tolerance as the default form, through DA2, DA3 mono,
-// DA3 any-view (RoPE, qk-norm, alternating attention) and the giant-style SwiGLU model, and in row chunks.
+// alone), which DACPP_RESIDUAL_GEMM=1 asks for on any device: here on the CPU, so the fixtures check it against the
+// official code at the same tolerance as the default form, through DA2, DA3 mono, DA3 any-view (RoPE, qk-norm,
+// alternating attention) and the giant-style SwiGLU model, and in row chunks.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -95,7 +95,7 @@ TEST(ResidualInGemm, MatchesTheOfficialCodeOnEveryFixture) {
   }
 }
 
-// The default form on the CPU is Separate (no linear_add), and the two forms agree to f32 rounding.
+// DACPP_RESIDUAL_GEMM=0 gives the separate update (no linear_add), and the two forms agree to f32 rounding.
 TEST(ResidualInGemm, AgreesWithTheSeparateUpdate) {
   const Fixture& f = kFixtures[0];
   if (!std::filesystem::exists(kDir + f.dir)) GTEST_SKIP() << "fixture " << f.dir << " absent";
