@@ -39,17 +39,17 @@ Tensor optional_gamma(const ModelFile& mf, const std::string& name, int64_t dim,
   return host ? mf.host_f32(name, {dim}) : fetch(mf, name, {dim});
 }
 
-bool resolve_in_gemm(ResidualForm form) {
+bool resolve_in_gemm(ResidualForm form, const ModelFile& mf) {
   if (form != ResidualForm::Auto) return form == ResidualForm::InGemm;
   const char* e = std::getenv("DACPP_RESIDUAL_GEMM");
   if (e != nullptr && (std::string(e) == "0" || std::string(e) == "1")) return std::string(e) == "1";
-  return false;  // not yet measured on a GPU: docs/PERFORMANCE.md, version 1.23
+  return mf.placement() != nullptr && !mf.placement()->on_host();  // a GPU's placement
 }
 
 }  // namespace
 
 Dinov2Block::Dinov2Block(const ModelFile& mf, const std::string& p, int i, const Dinov2BlockSpec& s)
-    : in_gemm_(resolve_in_gemm(s.residual)),
+    : in_gemm_(resolve_in_gemm(s.residual, mf)),
       norm1_(mf, names::vit_block(p, i, "norm1"), s.dim, s.ln_eps),
       norm2_(mf, names::vit_block(p, i, "norm2"), s.dim, s.ln_eps),
       attn_(mf, attention_names(p, i, s.qk_norm), s.dim, s.num_heads,

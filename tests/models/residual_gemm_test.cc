@@ -1,8 +1,8 @@
 // The transformer blocks' residual updates in their GEMMs (layers::ResidualForm::InGemm: LayerScale folded into
 // proj and fc2 / w3 at load, ops::linear_add adding each product to the f32 stream, the norms reading the stream
-// alone), which DACPP_RESIDUAL_GEMM=1 asks for on any device: here on the CPU, so the fixtures check it against the
-// official code at the same tolerance as the default form, through DA2, DA3 mono, DA3 any-view (RoPE, qk-norm,
-// alternating attention) and the giant-style SwiGLU model, and in row chunks.
+// alone): a GPU model's default, which DACPP_RESIDUAL_GEMM=1 asks for on the CPU too, so the fixtures check it
+// against the official code at the same tolerance as the CPU's default form, through DA2, DA3 mono, DA3 any-view
+// (RoPE, qk-norm, alternating attention) and the giant-style SwiGLU model, and in row chunks.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
