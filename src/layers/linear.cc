@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/thread_pool.h"
-
 #include "ops/linear.h"
 
 namespace dacpp::layers {

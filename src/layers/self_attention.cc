@@ -23,6 +23,7 @@ SelfAttention::SelfAttention(const ModelFile& mf, const SelfAttentionNames& name
 }
 
 Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const {
+  check_input(x);
   Tensor y = ex.alloc({x.dim(0), x.dim(1), dim_}, "attn.out");
   ArenaScope scope(ex.arena);
   proj_.forward_into(ex, heads_out(ex, x, rope, positions), y);
@@ -35,10 +36,14 @@ void SelfAttention::forward_add(Exec& ex, const Tensor& x, Tensor& stream, const
   proj_.add_into(ex, heads_out(ex, x, rope, positions), stream);
 }
 
-Tensor SelfAttention::heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const {
-  // x: [B, N, C] → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D], returned as [B, N, C]
+void SelfAttention::check_input(const Tensor& x) const {
   DACPP_CHECK(x.rank() == 3 && x.dim(2) == dim_, ErrorCode::InvalidArgument, "attention: input '", x.name(),
               "' has shape ", shape_str(x.shape()), ", expected [B, N, ", dim_, "]");
+}
+
+Tensor SelfAttention::heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const {
+  // x: [B, N, C] → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D], returned as [B, N, C]
+  check_input(x);
   const int64_t b = x.dim(0), n = x.dim(1);
   Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
   Tensor qkv = qkv_.forward(ex, x);
@@ -71,6 +76,7 @@ void SelfAttention::qkv_into(Exec& ex, const Tensor& x, Tensor& qkv) const {
 }
 
 Tensor SelfAttention::forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const {
+  check_projection(qkv);
   Tensor y = ex.alloc({qkv.dim(0), rows, dim_}, "attn.out");
   ArenaScope scope(ex.arena);
   proj_.forward_into(ex, heads_out_rows(ex, qkv, row0, rows), y);
@@ -82,10 +88,14 @@ void SelfAttention::forward_rows_add(Exec& ex, const Tensor& qkv, int64_t row0, 
   proj_.add_into(ex, heads_out_rows(ex, qkv, row0, stream.dim(1)), stream);
 }
 
-Tensor SelfAttention::heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const {
+void SelfAttention::check_projection(const Tensor& qkv) const {
   DACPP_CHECK(!q_norm_, ErrorCode::Internal, "attention: row chunks of a block with qk-norm");
   DACPP_CHECK(qkv.rank() == 3 && qkv.dim(2) == 3 * dim_, ErrorCode::InvalidArgument, "attention: projection '",
               qkv.name(), "' has shape ", shape_str(qkv.shape()), ", expected [B, N, ", 3 * dim_, "]");
+}
+
+Tensor SelfAttention::heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const {
+  check_projection(qkv);
   const int64_t b = qkv.dim(0);
   Tensor o = ex.alloc({b, rows, heads_, head_dim_}, "attn.heads_out");
   ops::attention_qkv_rows(ex.ctx, qkv, heads_, 1.0f / std::sqrt(static_cast<float>(head_dim_)), row0, o);

@@ -50,6 +50,9 @@ class SelfAttention {
   int64_t head_dim() const { return head_dim_; }
 
  private:
+  // InvalidArgument unless x is [B, N, C]; Internal / InvalidArgument unless qkv is a row-chunkable [B, N, 3C].
+  void check_input(const Tensor& x) const;
+  void check_projection(const Tensor& qkv) const;
   // Attention's output before proj, [B, N, C] (or the rows' [B, rows, C]), allocated in the caller's arena scope.
   Tensor heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const;
   Tensor heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const;
