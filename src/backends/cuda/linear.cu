@@ -17,6 +17,8 @@
 // |x| = 1, f16 ulp 9.8e-4) — and it rounds once from the f32 accumulator, where the unfused path rounds the GEMM
 // output and then the GELU. So bf16 / f16 use GELU_BIAS / GELU; f32, where the exact form matters at 1e-6, runs the
 // BIAS epilogue followed by our exact erf GELU kernel in place.
+// linear_add (y += x·w^T + bias into an f32 y, the residual stream): the same GEMM with beta 1 and an f32 D — the
+// product added to y in f32 in the epilogue, never rounded to x's dtype — and the f32 bias as it is.
 #include <functional>
 #include <memory>
 #include <string>
