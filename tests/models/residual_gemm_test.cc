@@ -12,6 +12,7 @@
 
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "formats/tensor_names.h"
 #include "models/model_test_util.h"
 #include "ops/op_profile.h"
 #include "util/runner_options.h"
@@ -123,6 +124,25 @@ TEST(ResidualInGemm, Bf16OnTheCpuStaysWithinItsBound) {
   }
   const ForwardResult r = Runner(model, testing::runner_options(2)).forward(input_of(f));
   testing::expect_close_to_npy("depth", r.depth, kDir + f.dir + "/depth.npy", 1e-2);
+}
+
+// A LayerScale that folds a weight past f32's range (finite factors, checked at load, whose product is not) is an
+// InvalidModel error at load naming the weight and the scale, not an inf in the forward.
+TEST(ResidualInGemm, AFoldThatOverflowsIsRefusedAtLoad) {
+  testing::SyntheticModel synth;
+  synth.fill_tensor(names::vit_block("vit", 1, "ls2"), 3e38f);
+  synth.fill_tensor(names::vit_block("vit", 1, "mlp_fc2.weight"), 10.f);
+  const std::shared_ptr<const ModelFile> file = synth.build();
+  const ResidualFormEnv env("1");
+  try {
+    Model::from_file(file);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModel) << e.message();
+    EXPECT_NE(e.message().find("mlp_fc2"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("ls2"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("overflows f32"), std::string::npos) << e.message();
+  }
 }
 
 // Row chunks (forward_rows_add): each chunk's rows of the stream updated by its own GEMMs.
