@@ -173,18 +173,13 @@ void run_linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& 
   dispatch_float(x.dtype(), "linear", [&](auto tag) { linear_typed<decltype(tag)>(c, x, w, bias, y, act, add, run); });
 }
 
-void run_gemm(CudaContext& c, const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d,
-              const char* what) {
-  gemm(c, g, a, b, d, bias_d, what);
-}
-
 }  // namespace
 
 void linear(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, Epilogue act) {
   if (y.numel() == 0) return;
   run_linear(c, x, w, bias, y, act,
              [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
-               run_gemm(c, g, a, b, d, bias_d, what);
+               gemm(c, g, a, b, d, bias_d, what);
              });
 }
 
@@ -193,7 +188,7 @@ void linear_add(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& 
   run_linear(
       c, x, w, bias, y, Epilogue::None,
       [&](const GemmSpec& g, const void* a, const void* b, void* d, const void* bias_d, const char* what) {
-        run_gemm(c, g, a, b, d, bias_d, what);
+        gemm(c, g, a, b, d, bias_d, what);
       },
       /*add=*/true);
 }
