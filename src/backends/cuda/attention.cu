@@ -21,6 +21,7 @@
 // accumulates D/32 output columns. All math f32 (expf, no fast math).
 #include <cfloat>
 #include <cmath>
+#include <iterator>
 #include <string>
 
 #include "backends/cuda/attention_variants.cuh"
@@ -456,11 +457,12 @@ constexpr int kTmaStages = (BC == 64 ? 4 : 2) + (OV ? (BC == 64 ? 2 : 1) : 0);
 // started, with P·V of tile i - 1, before the softmax of tile i runs, which then overlaps that P·V; the output is
 // rescaled once P·V has landed. Two blocks of one warpgroup share a multiprocessor (the second set of scores needs
 // the registers), three with a lean ring of S = 2 stages (a stage's refill then starts only one tile ahead, the
-// other blocks covering its latency). Without OV, two blocks of two warpgroups share one (128 registers).
+// other blocks covering its latency); a block of two or three overlapping warpgroups has one to itself and loads
+// each K / V tile once for all of them. Without OV, two blocks of two warpgroups share one (128 registers).
 // q / k / v are read through 4-D maps (D, rows, heads, batch): rows past nq / nk of a head read as zero (keys
 // masked), never a neighbouring head's or batch's. Shared memory: (64·WG + 2·S·BC)·128 bytes + 1 KiB for alignment.
 template <typename T, int WG, int BC, int S, bool OV>
-__global__ void __launch_bounds__(WG * 128, OV ? (S == 2 ? 3 : 2) : WG == 2 ? 2 : 1)
+__global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1) : WG == 2 && !OV ? 2 : 1)
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
                         float scale_log2, Split sp) {
@@ -841,7 +843,8 @@ enum class TcVariant : int {
   M1W4, M2W4, M2W2, M1W2, M1W1,
   G1K64, G1K128, G2K64, G2K128, G3K64, G3K128,
   T1K64, T1K128, T2K64, T2K128, T3K64, T3K128,
-  V1K64, V1K128, L1K64, L1K128
+  V1K64, V1K128, V2K64, V2K128, V3K64, V3K128,
+  L1K64, L1K128, L2K64, L2K128, L3K64, L3K128
 };
 
 const char* variant_name(TcVariant v) {
@@ -865,8 +868,16 @@ const char* variant_name(TcVariant v) {
     case TcVariant::T3K128: return "tma 192 rows/128 keys";
     case TcVariant::V1K64: return "tma overlapped 64 rows/64 keys";
     case TcVariant::V1K128: return "tma overlapped 64 rows/128 keys";
+    case TcVariant::V2K64: return "tma overlapped 128 rows/64 keys";
+    case TcVariant::V2K128: return "tma overlapped 128 rows/128 keys";
+    case TcVariant::V3K64: return "tma overlapped 192 rows/64 keys";
+    case TcVariant::V3K128: return "tma overlapped 192 rows/128 keys";
     case TcVariant::L1K64: return "tma overlapped lean 64 rows/64 keys";
     case TcVariant::L1K128: return "tma overlapped lean 64 rows/128 keys";
+    case TcVariant::L2K64: return "tma overlapped lean 128 rows/64 keys";
+    case TcVariant::L2K128: return "tma overlapped lean 128 rows/128 keys";
+    case TcVariant::L3K64: return "tma overlapped lean 192 rows/64 keys";
+    case TcVariant::L3K128: return "tma overlapped lean 192 rows/128 keys";
   }
   return "?";
 }
@@ -904,8 +915,16 @@ void launch_variant(const CudaContext& c, const TcArgs& a, float scale, const Di
     if (p.var == TcVariant::T3K128) return launch_tma<T, 3, 128>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::V1K64) return launch_tma<T, 1, 64, true>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::V1K128) return launch_tma<T, 1, 128, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V2K64) return launch_tma<T, 2, 64, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V2K128) return launch_tma<T, 2, 128, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V3K64) return launch_tma<T, 3, 64, true>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::V3K128) return launch_tma<T, 3, 128, true>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::L1K64) return launch_tma<T, 1, 64, true, 2>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::L1K128) return launch_tma<T, 1, 128, true, 2>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L2K64) return launch_tma<T, 2, 64, true, 2>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L2K128) return launch_tma<T, 2, 128, true, 2>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L3K64) return launch_tma<T, 3, 64, true, 2>(c, a, scale, g, p.splits);
+    if (p.var == TcVariant::L3K128) return launch_tma<T, 3, 128, true, 2>(c, a, scale, g, p.splits);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(c, a, scale, g, p.splits);
@@ -930,7 +949,8 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's four overlapped ones. Splitting the keys is tried only when the
+// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's twelve overlapped ones (1-3
+// warpgroups × 64 / 128 keys, default or lean ring). Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
@@ -938,9 +958,12 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
                                      TcVariant::M2W2,   TcVariant::G1K64,  TcVariant::G1K128, TcVariant::G2K64,
                                      TcVariant::G2K128, TcVariant::G3K64,  TcVariant::G3K128, TcVariant::T1K64,
                                      TcVariant::T1K128, TcVariant::T2K64,  TcVariant::T2K128, TcVariant::T3K64,
-                                     TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128, TcVariant::L1K64,
-                                     TcVariant::L1K128};
-  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? 21 : 5;
+                                     TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128, TcVariant::V2K64,
+                                     TcVariant::V2K128, TcVariant::V3K64,  TcVariant::V3K128, TcVariant::L1K64,
+                                     TcVariant::L1K128, TcVariant::L2K64,  TcVariant::L2K128, TcVariant::L3K64,
+                                     TcVariant::L3K128};
+  constexpr int kAll = static_cast<int>(std::size(kVariants));
+  const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? kAll : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
   const int splits = a.partials != nullptr && blocks64 < 4 * int64_t{c.sm_count()} ? kMaxSplits : 1;
   const auto plan = [&](int i) { return TcPlan{kVariants[i % variants], 1 + i / variants}; };
@@ -1068,23 +1091,24 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
   DACPP_CHECK(c.hopper_mma(), ErrorCode::Unsupported, what, " (cuda): the wgmma kernels need an ",
               "sm_90 GPU and a build with CMAKE_CUDA_ARCHITECTURES holding 90a (", c.device_name(), ", sm_",
               c.sm_version(), ")");
-  const bool overlapped = kernel == HopperAttention::TmaOverlapped || kernel == HopperAttention::TmaOverlappedLean;
-  const int max_wg = overlapped ? 1 : 3;
-  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= max_wg &&
+  DACPP_CHECK(tc_applies(a, g, scale) && g.d == 64 && warpgroups >= 1 && warpgroups <= 3 &&
                   (key_tile == 64 || key_tile == 128) && splits >= 1 && splits <= kMaxSplits,
               ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
               " warpgroups, ", key_tile, " keys /", splits, " not supported");
-  constexpr TcVariant kByShape[2][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
+  // [kernel][warpgroups - 1][key_tile == 128], in HopperAttention's order.
+  constexpr TcVariant kByShape[4][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
                                             {TcVariant::G2K64, TcVariant::G2K128},
                                             {TcVariant::G3K64, TcVariant::G3K128}},
                                            {{TcVariant::T1K64, TcVariant::T1K128},
                                             {TcVariant::T2K64, TcVariant::T2K128},
-                                            {TcVariant::T3K64, TcVariant::T3K128}}};
-  const TcVariant var =
-      kernel == HopperAttention::TmaOverlapped       ? (key_tile == 128 ? TcVariant::V1K128 : TcVariant::V1K64)
-      : kernel == HopperAttention::TmaOverlappedLean ? (key_tile == 128 ? TcVariant::L1K128 : TcVariant::L1K64)
-                                                     : kByShape[kernel == HopperAttention::Tma][warpgroups - 1]
-                                                               [key_tile == 128];
+                                            {TcVariant::T3K64, TcVariant::T3K128}},
+                                           {{TcVariant::V1K64, TcVariant::V1K128},
+                                            {TcVariant::V2K64, TcVariant::V2K128},
+                                            {TcVariant::V3K64, TcVariant::V3K128}},
+                                           {{TcVariant::L1K64, TcVariant::L1K128},
+                                            {TcVariant::L2K64, TcVariant::L2K128},
+                                            {TcVariant::L3K64, TcVariant::L3K128}}};
+  const TcVariant var = kByShape[static_cast<int>(kernel)][warpgroups - 1][key_tile == 128];
   if (out_numel == 0) return;
   c.make_current();
   a.partials = static_cast<float*>(c.scratch(partial_bytes(g), "attention split-KV partial results"));
@@ -1143,14 +1167,21 @@ void add_tc_variants(std::vector<KernelInfo>& out, const char* type) {
     add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, kTmaStages<128, false>, false>), 2, 128);
     add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, kTmaStages<64, false>, false>), 3, 64);
     add_tma(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, kTmaStages<128, false>, false>), 3, 128);
-    out.push_back({str_cat("flash_attention_tma<", type, ",1x64,overlapped>"),
-                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64, true>, true>)});
-    out.push_back({str_cat("flash_attention_tma<", type, ",1x128,overlapped>"),
-                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128, true>, true>)});
-    out.push_back({str_cat("flash_attention_tma<", type, ",1x64,overlapped,2 stages>"),
-                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, 2, true>)});
-    out.push_back({str_cat("flash_attention_tma<", type, ",1x128,overlapped,2 stages>"),
-                   reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, 2, true>)});
+    const auto add_ov = [&](const void* kernel, int warpgroups, int keys, const char* ring) {
+      out.push_back({str_cat("flash_attention_tma<", type, ",", warpgroups, "x", keys, ",overlapped", ring, ">"), kernel});
+    };
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, kTmaStages<64, true>, true>), 1, 64, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, kTmaStages<128, true>, true>), 1, 128, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 64, kTmaStages<64, true>, true>), 2, 64, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, kTmaStages<128, true>, true>), 2, 128, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, kTmaStages<64, true>, true>), 3, 64, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, kTmaStages<128, true>, true>), 3, 128, "");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 64, 2, true>), 1, 64, ",2 stages");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 1, 128, 2, true>), 1, 128, ",2 stages");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 64, 2, true>), 2, 64, ",2 stages");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 2, 128, 2, true>), 2, 128, ",2 stages");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 64, 2, true>), 3, 64, ",2 stages");
+    add_ov(reinterpret_cast<const void*>(&flash_attention_tma<T, 3, 128, 2, true>), 3, 128, ",2 stages");
   }
 }
 

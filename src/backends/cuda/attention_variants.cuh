@@ -19,11 +19,11 @@ bool attention_wgmma_available(const CudaContext& c);
 
 // The Hopper kernels (D = 64, sm_90a): flash_attention_wgmma (cp.async, the warpgroups of a block in step),
 // flash_attention_tma (tensor-memory-accelerator loads, the warpgroups free-running), and the latter with each
-// warpgroup overlapping its own tiles (one warpgroup per block only), with its default ring of stages or a lean one
-// of two (three blocks per multiprocessor).
+// warpgroup overlapping its own tiles, with its default ring of stages or a lean one of two (with one warpgroup,
+// three blocks per multiprocessor).
 enum class HopperAttention { Wgmma, Tma, TmaOverlapped, TmaOverlappedLean };
 
-// cuda::attention forced to a Hopper kernel with `warpgroups` (1..3; 1 for the overlapped ones) of 64 query rows per
+// cuda::attention forced to a Hopper kernel with `warpgroups` (1..3) of 64 query rows per
 // block and K / V tiles of `key_tile` (64, 128) keys, split-KV as above. Throws Unsupported where
 // !CudaContext::hopper_mma() (not an sm_90 GPU, or no sm_90a image in the build), InvalidArgument when the
 // tensor-core kernels do not apply, D != 64 or the tiling does not exist.
