@@ -7,14 +7,21 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/arena.h"
 #include "engine/model.h"
 #include "engine/runner.h"
+#include "formats/gguf_test_util.h"
 #include "formats/tensor_names.h"
+#include "layers/linear.h"
 #include "models/model_test_util.h"
+#include "ops/context.h"
 #include "ops/op_profile.h"
+#include "ops/op_test_util.h"
 #include "util/runner_options.h"
 
 namespace dacpp {
@@ -142,6 +149,51 @@ TEST(ResidualInGemm, AFoldThatOverflowsIsRefusedAtLoad) {
     EXPECT_NE(e.message().find("mlp_fc2"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("ls2"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("overflows f32"), std::string::npos) << e.message();
+  }
+}
+
+// A linear whose rows are scaled at load (a folded LayerScale) adds s ⊙ (x·Wᵀ + b) into the stream and has no
+// other use: forward_into would hand out the scaled product as if it were the linear's own, so it is an Internal
+// error; a row scale of the wrong shape is one at construction.
+TEST(ResidualInGemm, ARowScaledLinearOnlyAddsIntoAStream) {
+  constexpr int64_t in = 6, out = 4, rows = 3;
+  const Tensor w = test::random_tensor({out, in}, 1, 0.5f, "lin.weight");
+  const Tensor b = test::random_tensor({out}, 2, 0.5f, "lin.bias");
+  const std::vector<TensorRecord> recs{{"lin.weight", DType::F32, w.shape(), w.raw(), w.nbytes()},
+                                       {"lin.bias", DType::F32, b.shape(), b.raw(), b.nbytes()}};
+  const ModelFile mf("lin.gguf", std::map<std::string, MetaValue>{}, recs, nullptr, w.nbytes() + b.nbytes());
+  Tensor scale = test::output_tensor({out});
+  for (int64_t o = 0; o < out; ++o) scale.data<float>()[o] = 0.25f * static_cast<float>(o + 1);
+  const layers::Linear lin(mf, "lin", in, out, layers::Bias::Required, scale);
+  ops::Context ctx(Device::cpu(), 1);
+  HostArena arena(1 << 16);
+  layers::Exec ex{ctx, arena};
+  const Tensor x = test::random_tensor({rows, in}, 3, 1.f, "x");
+  Tensor stream = test::random_tensor({rows, out}, 4, 1.f, "stream");
+  std::vector<float> want(stream.data<float>(), stream.data<float>() + rows * out);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double acc = b.data<float>()[o];
+      for (int64_t k = 0; k < in; ++k) acc += double{x.data<float>()[r * in + k]} * w.data<float>()[o * in + k];
+      want[static_cast<size_t>(r * out + o)] += scale.data<float>()[o] * static_cast<float>(acc);
+    }
+  lin.add_into(ex, x, stream);
+  for (int64_t i = 0; i < rows * out; ++i)
+    EXPECT_NEAR(stream.data<float>()[i], want[static_cast<size_t>(i)], 1e-5f) << "element " << i;
+  Tensor y = test::output_tensor({rows, out});
+  try {
+    lin.forward_into(ex, x, y);
+    ADD_FAILURE() << "forward_into of a row-scaled linear ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal) << e.message();
+    EXPECT_NE(e.message().find("add_into"), std::string::npos) << e.message();
+  }
+  try {
+    const layers::Linear bad(mf, "lin", in, out, layers::Bias::Required, test::output_tensor({out - 1}));
+    ADD_FAILURE() << "a row scale of " << out - 1 << " values for " << out << " rows was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::Internal) << e.message();
+    EXPECT_NE(e.message().find("row scale"), std::string::npos) << e.message();
   }
 }
 
