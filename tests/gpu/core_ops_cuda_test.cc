@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fault.h"
 #include "gpu/nn_cuda_test_util.h"
 #include "ops/elementwise.h"
 #include "ops/layer_norm.h"
@@ -121,6 +122,32 @@ TEST_F(LinearCudaTest, LinearAddMatchesCpu) {
     ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), b_view, sd);
     expect_close(sd, want, dt, str_cat("linear_add, unaligned bias, ", nntest::tag(dt)));
   }
+}
+
+// Tuning an accumulating GEMM times its candidates on the caller's D after copying D aside (each timed run adds to
+// it). When that copy cannot be allocated (injected device.alloc: the copy is the call's first device allocation)
+// the call is an OutOfMemory error naming the copy, D still holds what it held (no candidate ran), and nothing is
+// left half-made: the same call afterwards tunes the shape and adds the product once.
+TEST_F(LinearCudaTest, AccumulatedDCopyOutOfMemoryIsTyped) {
+  if (IsSkipped()) return;
+  const LinearCase c{{299, 160}, 136, true, ops::Activation::None};  // a shape no other test tunes
+  const LinearOperands o = operands(c, DType::BF16, 45, 0.05f);
+  Tensor stream = test::random_tensor(o.ys, 48, 3.f, "stream");
+  Tensor want = stream.clone();
+  for (int64_t i = 0; i < want.numel(); ++i) want.data<float>()[i] += o.want.data<float>()[i];
+  Tensor sd = to_device(stream, DType::F32);
+  fault::configure("device.alloc");
+  try {
+    ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), o.bd, sd);
+    ADD_FAILURE() << "linear_add tuned without its copy of D";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfMemory) << e.message();
+    EXPECT_NE(e.message().find("a copy of the accumulated D"), std::string::npos) << e.message();
+  }
+  fault::configure("");
+  expect_close(sd, stream, DType::F32, "D after the failed call");
+  ops::linear_add(ctx(), o.xd, ops::LinearWeight(o.wd), o.bd, sd);
+  expect_close(sd, want, DType::BF16, "linear_add after the failed call");
 }
 
 // A K whose rows are not 16 bytes apart (a 3×14×14 patch embedding's 588; 295 in f32, odd) over enough rows
