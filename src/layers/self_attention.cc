@@ -32,6 +32,7 @@ Tensor SelfAttention::forward(Exec& ex, const Tensor& x, const Rope2d* rope, con
 
 void SelfAttention::forward_add(Exec& ex, const Tensor& x, Tensor& stream, const Rope2d* rope,
                                 const Tensor* positions) const {
+  check_input(x);
   ArenaScope scope(ex.arena);
   proj_.add_into(ex, heads_out(ex, x, rope, positions), stream);
 }
@@ -42,8 +43,8 @@ void SelfAttention::check_input(const Tensor& x) const {
 }
 
 Tensor SelfAttention::heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const {
-  // x: [B, N, C] → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D], returned as [B, N, C]
-  check_input(x);
+  // x: [B, N, C] (check_input'ed by the caller) → qkv: [B, N, 3, H, D] → [3, B, H, N, D] → attn: [B, N, H, D],
+  // returned as [B, N, C]
   const int64_t b = x.dim(0), n = x.dim(1);
   Tensor o = ex.alloc({b, n, heads_, head_dim_}, "attn.heads_out");
   Tensor qkv = qkv_.forward(ex, x);
@@ -84,6 +85,7 @@ Tensor SelfAttention::forward_rows(Exec& ex, const Tensor& qkv, int64_t row0, in
 }
 
 void SelfAttention::forward_rows_add(Exec& ex, const Tensor& qkv, int64_t row0, Tensor& stream) const {
+  check_projection(qkv);
   ArenaScope scope(ex.arena);
   proj_.add_into(ex, heads_out_rows(ex, qkv, row0, stream.dim(1)), stream);
 }
@@ -95,7 +97,7 @@ void SelfAttention::check_projection(const Tensor& qkv) const {
 }
 
 Tensor SelfAttention::heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const {
-  check_projection(qkv);
+  // qkv: check_projection'ed by the caller
   const int64_t b = qkv.dim(0);
   Tensor o = ex.alloc({b, rows, heads_, head_dim_}, "attn.heads_out");
   ops::attention_qkv_rows(ex.ctx, qkv, heads_, 1.0f / std::sqrt(static_cast<float>(head_dim_)), row0, o);

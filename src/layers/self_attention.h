@@ -53,7 +53,8 @@ class SelfAttention {
   // InvalidArgument unless x is [B, N, C]; Internal / InvalidArgument unless qkv is a row-chunkable [B, N, 3C].
   void check_input(const Tensor& x) const;
   void check_projection(const Tensor& qkv) const;
-  // Attention's output before proj, [B, N, C] (or the rows' [B, rows, C]), allocated in the caller's arena scope.
+  // Attention's output before proj, [B, N, C] (or the rows' [B, rows, C]), allocated in the caller's arena scope;
+  // the public entry points check x / qkv first (check_input / check_projection), before they allocate anything.
   Tensor heads_out(Exec& ex, const Tensor& x, const Rope2d* rope, const Tensor* positions) const;
   Tensor heads_out_rows(Exec& ex, const Tensor& qkv, int64_t row0, int64_t rows) const;
 
