@@ -392,6 +392,19 @@ void run_layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const 
 }  // namespace
 
 void layer_norm(CudaContext& c, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, Tensor& y) {
+  // An f32 stream's rows that the register-resident kernel takes run there (norm only: x read, not written): DA2-L's
+  // first block norm, 8.1 µs in the row kernel on the H100 (session 36's timeline), where the same kernel's norms of
+  // the later blocks take 3.3-3.5.
+  if (y.numel() > 0 && x.dtype() == DType::F32 && y.shape() == x.shape()) {
+    c.make_current();
+    bool done = false;
+    Tensor xs = x;  // a handle: launch_fused_regs without a branch only reads x
+    dispatch_float(y.dtype(), "layer_norm", [&](auto tag) {
+      using TY = decltype(tag);
+      done = launch_fused_regs<TY, TY>(c, xs, Tensor(), Tensor(), gamma, beta, eps, y, SecondNorm{});
+    });
+    if (done) return;
+  }
   run_layer_norm(c, x, gamma, beta, eps, y, 0, "layer_norm");
 }
 
