@@ -81,7 +81,7 @@ void conv2d(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& bias, 
 }
 
 void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                        const Tensor& b2, Tensor& h, Tensor& y) {
+                        const Tensor& b2, Tensor& h, Tensor& y, const Tensor& r) {
   using namespace detail;
   constexpr const char* op = "residual_conv_pair";
   check_common(ctx, op, x, w1, b1, y);
@@ -97,16 +97,23 @@ void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const T
   check_shape(op, "y", y, x.shape());
   check_no_alias(op, "h", h, "x", x);
   check_no_alias(op, "y", y, "h", h);
+  if (r.defined()) {
+    check_dtype(ctx, op, "r", r, x.dtype());
+    check_shape(op, "r", r, x.shape());
+    check_no_alias(op, "y", y, "r", r);
+  }
   if (y.numel() == 0) return;
   const OpScope scope(ctx, op, {&x, &w1});
   switch (ctx.device().kind) {
     case DeviceKind::Cpu: {
       unary(ctx, Unary::Relu, x, y);
       conv2d(ctx, y, w1, b1, h, Conv2dParams{1, 1, 1, 1}, Activation::Relu);
-      return conv2d(ctx, h, w2, b2, y, Conv2dParams{1, 1, 1, 1});
+      conv2d(ctx, h, w2, b2, y, Conv2dParams{1, 1, 1, 1});
+      if (r.defined()) add(ctx, y, r, y);
+      return;
     }
     case DeviceKind::Cuda:
-      return cuda::residual_conv_pair(ctx.cuda(), x, w1, b1, w2, b2, h, y);
+      return cuda::residual_conv_pair(ctx.cuda(), x, w1, b1, w2, b2, r, h, y);
   }
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }

@@ -21,10 +21,11 @@
 //   conv2d_upsampled_folds says whether these operands qualify, others are Unsupported with the reason); the CPU
 //   runs the ops in turn.
 // residual_conv_pair (a residual conv unit's two convs, 3×3, stride 1, padding 1, F → F channels):
-//   x, h, y: [N, F, H, W]   w1, w2: [F, F, 3, 3]   b1, b2: [F] f32 or undefined
-//   y = conv2d(relu(conv2d(relu(x), w1, b1)), w2, b2); h holds the first conv's output where the backend stores it
-//   (the CPU always; CUDA not where the Hopper TMA conv chains the two through its padded copy, cuda_ops_nn.h).
-//   y may not alias x or h, nor h x.
+//   x, h, y: [N, F, H, W]   w1, w2: [F, F, 3, 3]   b1, b2: [F] f32 or undefined   r: [N, F, H, W] or undefined
+//   y = conv2d(relu(conv2d(relu(x), w1, b1)), w2, b2) [+ r]; h holds the first conv's output where the backend stores
+//   it (the CPU always; CUDA not where the Hopper TMA conv chains the two through its padded copy, cuda_ops_nn.h).
+//   r (a residual unit passes x) is added as ops::add would add it after the second conv, in the activation dtype.
+//   y may not alias x, h or r, nor h x.
 // im2col3x3_tokens (the input of a GEMM that runs a 3×3, pad-1 conv, or some of its kernel rows, on a token grid):
 //   tokens: [N, H·W, C] channels-last, H and W given      y: [N·H·W, kyn·3·Cp], kernel rows [ky0, ky0 + kyn)
 //   y[(n·H + i)·W + j, ((ky − ky0)·3 + kx)·Cp + c] = tokens[n, (i + ky − 1)·W + j + kx − 1, c] for c < C where that
@@ -57,7 +58,7 @@ void conv2d_upsampled(Context& ctx, const Tensor& x, const Tensor& w, const Tens
 bool conv2d_upsampled_fused(Context& ctx, const Tensor& x, const Tensor& w, const Tensor& y);
 
 void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                        const Tensor& b2, Tensor& h, Tensor& y);
+                        const Tensor& b2, Tensor& h, Tensor& y, const Tensor& r = Tensor());
 
 void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones, Tensor& y);
 

@@ -398,6 +398,13 @@ TEST_P(ResidualConvPairCudaTest, MatchesCpuAndTheOpsOneAtATime) {
   ops::conv2d(ctx(), r, w1d, b1d, hs, pad1, ops::Activation::Relu);
   ops::conv2d(ctx(), hs, w2d, b2d, ys, pad1);
   const Tensor ys_host = to_host(ys);
+  // With the residual x (a residual unit's form): the add after the second conv, one at a time.
+  Tensor ysr = nan_output(shape, k.dt, "y1 + x");
+  ops::add(ctx(), ys, xd, ysr);
+  const Tensor ysr_host = to_host(ysr);
+  Tensor want_r = test::output_tensor(shape, "want + x");
+  if (k.cpu)
+    for (int64_t i = 0; i < want.numel(); ++i) want_r.data<float>()[i] = want.data<float>()[i] + x.data<float>()[i];
 
   bool chained = true;
   for (int call = 0; call < 2; ++call) {
@@ -408,6 +415,12 @@ TEST_P(ResidualConvPairCudaTest, MatchesCpuAndTheOpsOneAtATime) {
     EXPECT_EQ(test::diff(to_host(y), ys_host).max_abs, 0.0) << what << " vs the CUDA ops one at a time";
     const Tensor hh = to_host(h);
     for (int64_t i = 0; i < hh.numel(); ++i) chained = chained && std::isnan(hh.data<float>()[i]);
+    // The residual added by the op.
+    Tensor hr = nan_output(shape, k.dt, "h"), yr = nan_output(shape, k.dt);
+    ops::residual_conv_pair(ctx(), xd, w1d, b1d, w2d, b2d, hr, yr, xd);
+    if (k.cpu) expect_close(yr, want_r, k.dt, what + " with the residual vs the CPU");
+    EXPECT_EQ(test::diff(to_host(yr), ysr_host).max_abs, 0.0)
+        << what << " with the residual vs the CUDA ops one at a time";
   }
   std::printf("residual_conv_pair %s: %s\n", shape_str(shape).c_str(), chained ? "chained" : "one at a time");
   if (k.dt == DType::F32) {

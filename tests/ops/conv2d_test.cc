@@ -36,8 +36,8 @@ TEST_P(Conv2dTest, MatchesReference) {
 
 std::string conv_name(const ::testing::TestParamInfo<ConvCase>& i) {
   const ConvCase& c = i.param;
-  return test::case_name(i.index, test::shape_tag(c.x) + "_o" + std::to_string(c.o) + "k" + std::to_string(c.k) +
-                                      "s" + std::to_string(c.stride) + "p" + std::to_string(c.pad));
+  return test::case_name(i.index, test::shape_tag(c.x) + "_o" + std::to_string(c.o) + "k" + std::to_string(c.k) + "s" +
+                                      std::to_string(c.stride) + "p" + std::to_string(c.pad));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dTest,
@@ -153,6 +153,13 @@ TEST(ResidualConvPairTest, MatchesReference) {
   // Without biases.
   ops::residual_conv_pair(ctx, x, w1, Tensor(), w2, Tensor(), h, y);
   test::expect_close(y, ref::conv2d(ref::conv2d(xr, w1, Tensor(), 1, 1, 1, 1, true), w2, Tensor(), 1, 1, 1, 1, false));
+  // With a residual r: y = conv2(...) + r (a residual unit passes x; any map of x's shape adds the same way).
+  for (const Tensor& r : {x, test::random_tensor(x.shape(), 6, 2.f, "r")}) {
+    Tensor want_r = test::output_tensor(x.shape(), "want + r");
+    for (int64_t i = 0; i < x.numel(); ++i) want_r.data<float>()[i] = want.data<float>()[i] + r.data<float>()[i];
+    ops::residual_conv_pair(ctx, x, w1, b1, w2, b2, h, y, r);
+    test::expect_close(y, want_r);
+  }
 }
 
 TEST(ResidualConvPairTest, OperandErrorsNamed) {
@@ -174,6 +181,18 @@ TEST(ResidualConvPairTest, OperandErrorsNamed) {
   Tensor small_h = test::output_tensor({1, 4, 6, 5}, "small_mid");
   expect_named(w2, small_h, y, "small_mid");
   expect_named(w2, h, h, "mid");  // y aliasing h
+  // The residual: its shape, and y aliasing it.
+  for (const auto& [r, name] :
+       {std::pair<Tensor, const char*>{test::random_tensor({1, 4, 6, 5}, 4, 1.f, "short_r"), "short_r"},
+        std::pair<Tensor, const char*>{y, "out"}}) {
+    try {
+      ops::residual_conv_pair(ctx, x, w, Tensor(), w2, Tensor(), h, y, r);
+      ADD_FAILURE() << "no error for " << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.message();
+      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
+    }
+  }
 }
 
 TEST(Conv2dErrorTest, WeightShapeNamed) {

@@ -36,9 +36,10 @@ void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias
 // F → F channels, biases f32 or undefined) with x, h, y [N, F, H, W]. Each conv runs the algorithm conv2d tunes for
 // it; where both are the Hopper TMA kernel unsplit (bf16 / f16, whole images), the first conv's padded copy holds
 // relu(x) and its output is stored as the second conv's padded copy, so neither the ReLU pass nor the second copy
-// runs (h unused). Otherwise the ReLU into y, the first conv into h, the second into y.
+// runs (h unused). Otherwise the ReLU into y, the first conv into h, the second into y. r (undefined: none), x's
+// shape and dtype: then added to y by binary() (y = T(T(conv2 + b2) + r)).
 void residual_conv_pair(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                        const Tensor& b2, Tensor& h, Tensor& y);
+                        const Tensor& b2, const Tensor& r, Tensor& h, Tensor& y);
 // y = conv2d(resize_bilinear(x → y's H × W, align_corners), w, bias), 3×3, stride 1, padding 1: x [N, C, h, w],
 // w [O, C, 3, 3], y [N, O, H, W]; the upsampled map is never stored (the Hopper TMA conv's padded copy is made from
 // x directly). conv2d_upsampled_refusal: why these operands cannot run so ("" when they can: an sm_90 GPU with an
