@@ -47,7 +47,7 @@ void conv2d_upsampled_tma(CudaContext&, const Tensor&, const Tensor&, const Tens
   no_cuda_nn("conv2d_upsampled_tma");
 }
 void residual_conv_pair(CudaContext&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                        Tensor&, Tensor&) {
+                        const Tensor&, Tensor&, Tensor&) {
   no_cuda_nn("residual_conv_pair");
 }
 std::string upsample_conv_head_refusal(const Tensor&, const Tensor&, const Tensor&) {
