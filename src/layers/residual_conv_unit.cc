@@ -25,7 +25,7 @@ Tensor ResidualConvUnit::forward(Exec& ex, const Tensor& x) const {
   {
     ArenaScope scope(ex.arena);
     Tensor h = ex.alloc(x.shape(), "rcu.mid");
-    // y = conv2(relu(conv1(relu(x)))) + x: the residual added by the op (on CUDA in the second conv's store).
+    // y = conv2(relu(conv1(relu(x)))) + x: the residual added by the op.
     ops::residual_conv_pair(ex.ctx, x, conv1_.weight(), conv1_.bias(), conv2_.weight(), conv2_.bias(), h, y, x);
   }
   return y;

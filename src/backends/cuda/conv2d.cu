@@ -1291,7 +1291,7 @@ void run_conv(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bi
 // ---- residual_conv_pair ----
 // residual_conv_pair on images that fit: x, h, y of one chunk.
 void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2,
-                               const Tensor& b2, const Tensor& r, Tensor& h, Tensor& y) {
+                               const Tensor& b2, Tensor& h, Tensor& y) {
   const ConvGeometry g{1, 1, 1, 1};
   const ConvArgs a1 = make_args(x, w1, h, g, Epilogue::Relu), a2 = make_args(h, w2, y, g, Epilogue::None);
   const float* bp1 = b1.defined() ? static_cast<const float*>(b1.raw()) : nullptr;
@@ -1307,7 +1307,6 @@ void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1
     unary(c, UnaryKind::Relu, x, y);
     run_algo(c, y, w1, bp1, h, a1, algo1);
     run_algo(c, h, w2, bp2, y, a2, algo2);
-    if (r.defined()) binary(c, BinaryKind::Add, y, r, y);
     return;
   }
   // relu(x)'s padded copy, then the first conv's output as the second conv's padded copy: neither the ReLU pass nor
@@ -1326,9 +1325,6 @@ void residual_conv_pair_images(CudaContext& c, const Tensor& x, const Tensor& w1
       launch_direct<T>(c, h, w2, bp2, y, a2, algo2, io2);
     }
   });
-  // (The add in the second conv's store instead measured slower, session 36: DA2-L's 148² conv 70 → 89-127 µs,
-  // against the add pass's ~11 µs; docs/PERFORMANCE.md, version 1.25.)
-  if (r.defined()) binary(c, BinaryKind::Add, y, r, y);
 }
 
 }  // namespace
@@ -1343,13 +1339,18 @@ void residual_conv_pair(CudaContext& c, const Tensor& x, const Tensor& w1, const
       static_cast<size_t>(conv3x3_wg::padded_plane_of(static_cast<int>(x.dim(2)), static_cast<int>(x.dim(3))));
   const int64_t n = x.dim(0);
   const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(kMaxColBytes / (2 * per_image)), 1, n);
-  if (x.dtype() == DType::F32 || chunk == n) return residual_conv_pair_images(c, x, w1, b1, w2, b2, r, h, y);
-  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
-    const int64_t n1 = std::min(n, n0 + chunk);
-    Tensor hc = h.slice0(n0, n1), yc = y.slice0(n0, n1);
-    residual_conv_pair_images(c, x.slice0(n0, n1), w1, b1, w2, b2, r.defined() ? r.slice0(n0, n1) : Tensor(), hc,
-                              yc);
+  if (x.dtype() == DType::F32 || chunk == n) {
+    residual_conv_pair_images(c, x, w1, b1, w2, b2, h, y);
+  } else {
+    for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+      const int64_t n1 = std::min(n, n0 + chunk);
+      Tensor hc = h.slice0(n0, n1), yc = y.slice0(n0, n1);
+      residual_conv_pair_images(c, x.slice0(n0, n1), w1, b1, w2, b2, hc, yc);
+    }
   }
+  // The residual over the whole batch in one add pass. (Added in the second conv's store instead it measured slower,
+  // session 36: DA2-L's 148² conv 70 → 89-127 µs, against the add pass's ~11 µs; docs/PERFORMANCE.md, 1.25.)
+  if (r.defined()) binary(c, BinaryKind::Add, y, r, y);
 }
 
 void conv2d(CudaContext& c, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y, const ConvGeometry& g,
