@@ -251,4 +251,29 @@ void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, 
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
 
+void patch_rows(Context& ctx, const Tensor& x, int k, Tensor& y) {
+  using namespace detail;
+  constexpr const char* op = "patch_rows";
+  const DType dt = check_act(ctx, op, "x", x);
+  check_dtype(ctx, op, "y", y, dt);
+  check_rank(op, "x", x, 4);
+  check_rank(op, "y", y, 3);
+  DACPP_CHECK(k >= 1 && x.dim(2) % k == 0 && x.dim(3) % k == 0, ErrorCode::InvalidArgument, op, ": ", label("x", x),
+              " has shape ", shape_str(x.shape()), ", expected H and W multiples of the patch size ", k);
+  const int64_t cols = x.dim(1) * k * k, patches = (x.dim(2) / k) * (x.dim(3) / k);
+  DACPP_CHECK(y.dim(0) == x.dim(0) && y.dim(1) == patches && y.dim(2) >= cols, ErrorCode::InvalidArgument, op, ": ",
+              label("y", y), " has shape ", shape_str(y.shape()), ", expected [", x.dim(0), ", ", patches,
+              ", Kp] with Kp >= ", cols);
+  check_no_alias(op, "y", y, "x", x);
+  if (y.numel() == 0) return;
+  const OpScope scope(ctx, op, {&x, &y});
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::patch_rows(ctx.cpu(), x, k, y);
+    case DeviceKind::Cuda:
+      return cuda::patch_rows(ctx.cuda(), x, k, y);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
 }  // namespace dacpp::ops

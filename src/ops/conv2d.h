@@ -62,6 +62,12 @@ void residual_conv_pair(Context& ctx, const Tensor& x, const Tensor& w1, const T
 
 void im2col3x3_tokens(Context& ctx, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones, Tensor& y);
 
+// patch_rows (the input of the GEMM that runs a conv whose kernel equals its stride, unpadded: a ViT's patch
+// embedding): x [N, C, H, W] with H and W multiples of k, y [N, (H/k)·(W/k), Kp] with Kp >= C·k·k,
+//   y[n, i·(W/k) + j, (c·k + ky)·k + kx] = x[n, c, i·k + ky, j·k + kx], and 0 in the columns past C·k·k
+// (rows padded to a Kp the GEMM reads aligned, against a weight padded the same way: layers::Conv2d).
+void patch_rows(Context& ctx, const Tensor& x, int k, Tensor& y);
+
 struct Pointwise {
   Tensor w, bias;
 };

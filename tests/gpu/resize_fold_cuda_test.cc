@@ -48,6 +48,30 @@ TEST_F(Im2colCudaTest, EqualsTheCpuOp) {
     }
 }
 
+// ops::patch_rows on CUDA equals the CPU op bit for bit (a gather: the values are copied, the padding is zero).
+TEST_F(Im2colCudaTest, PatchRowsEqualTheCpuOp) {
+  if (IsSkipped()) return;
+  struct Case {
+    int64_t n, c, h, w;
+    int k;
+    int64_t kp;
+  };
+  for (const DType dt : {DType::BF16, DType::F16, DType::F32})
+    for (const Case& t : {Case{1, 3, 518, 518, 14, 592}, Case{2, 3, 28, 56, 14, 600}, Case{1, 2, 6, 4, 2, 8}}) {
+      SCOPED_TRACE(str_cat(nntest::tag(dt), " ", t.n, "x", t.c, "x", t.h, "x", t.w, " k ", t.k, " Kp ", t.kp));
+      Tensor x = test::random_tensor({t.n, t.c, t.h, t.w}, 5, 1.f, "x");
+      Tensor xd = to_device(x, dt);  // x now holds the rounded values
+      const Shape shape{t.n, (t.h / t.k) * (t.w / t.k), t.kp};
+      Tensor y = nan_output(shape, dt);
+      ops::patch_rows(ctx(), xd, t.k, y);
+      ops::Context cpu;
+      Tensor want = test::output_tensor(shape);
+      ops::patch_rows(cpu, x, t.k, want);
+      const Tensor got = to_host(y);
+      EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0);
+    }
+}
+
 double rel_l2(const Tensor& a, const Tensor& b) {
   double num = 0, den = 0;
   for (int64_t i = 0; i < b.numel(); ++i) {

@@ -275,5 +275,57 @@ TEST(Im2col3x3TokensTest, BadArgumentsAreNamed) {
   refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 3, 0, 3, true, narrow); }, "cols");  // no room for the ones
 }
 
+// patch_rows against the definition: row i·(W/k) + j of image n holds x[n, c, i·k + ky, j·k + kx] at column
+// (c·k + ky)·k + kx, then zeros up to Kp; and a conv with kernel == stride through Conv2d::forward_patches' rows equals
+// the reference conv (checked in the model tests), so only the gather is checked here.
+TEST(PatchRowsTest, MatchesTheDefinition) {
+  ops::Context ctx;
+  struct Case {
+    int64_t n, c, h, w;
+    int k;
+    int64_t kp;
+  };
+  for (const Case& t :
+       {Case{1, 3, 28, 42, 14, 592}, Case{2, 2, 6, 4, 2, 8}, Case{1, 1, 3, 3, 3, 9}, Case{1, 4, 5, 5, 1, 4}}) {
+    SCOPED_TRACE(str_cat(t.n, "x", t.c, "x", t.h, "x", t.w, " k ", t.k, " Kp ", t.kp));
+    const Tensor x = test::random_tensor({t.n, t.c, t.h, t.w}, 7, 1.f, "x");
+    const int64_t gh = t.h / t.k, gw = t.w / t.k, cols = t.c * t.k * t.k;
+    Tensor y = test::output_tensor({t.n, gh * gw, t.kp}, "rows");
+    std::fill_n(y.data<float>(), y.numel(), std::nanf(""));
+    ops::patch_rows(ctx, x, t.k, y);
+    for (int64_t n = 0; n < t.n; ++n)
+      for (int64_t p = 0; p < gh * gw; ++p)
+        for (int64_t col = 0; col < t.kp; ++col) {
+          float want = 0.f;
+          if (col < cols) {
+            const int64_t c = col / (t.k * t.k), ky = col / t.k % t.k, kx = col % t.k;
+            want = x.data<float>()[((n * t.c + c) * t.h + p / gw * t.k + ky) * t.w + p % gw * t.k + kx];
+          }
+          ASSERT_EQ(y.data<float>()[(n * gh * gw + p) * t.kp + col], want)
+              << "image " << n << " patch " << p << " col " << col;
+        }
+  }
+}
+
+TEST(PatchRowsTest, BadArgumentsAreNamed) {
+  ops::Context ctx;
+  const Tensor x = test::random_tensor({1, 3, 28, 28}, 1, 1.f, "pixel_values");
+  const auto refused = [&](const std::function<void()>& call, const char* part) {
+    try {
+      call();
+      ADD_FAILURE() << "no error (" << part << ")";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+    }
+  };
+  Tensor y = test::output_tensor({1, 4, 592}, "patch_rows");
+  refused([&] { ops::patch_rows(ctx, x, 5, y); }, "pixel_values");  // 28 is not a multiple of 5
+  Tensor narrow = test::output_tensor({1, 4, 587}, "narrow_rows");
+  refused([&] { ops::patch_rows(ctx, x, 14, narrow); }, "narrow_rows");  // 587 < 3·14·14
+  Tensor few = test::output_tensor({1, 3, 592}, "few_rows");
+  refused([&] { ops::patch_rows(ctx, x, 14, few); }, "few_rows");  // 3 rows for 4 patches
+}
+
 }  // namespace
 }  // namespace dacpp

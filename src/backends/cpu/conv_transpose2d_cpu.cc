@@ -87,4 +87,21 @@ void im2col3x3_tokens(CpuContext& c, const Tensor& tokens, int64_t h, int64_t w,
   });
 }
 
+void patch_rows(CpuContext& c, const Tensor& x, int k, Tensor& y) {
+  const int64_t ch = x.dim(1), h = x.dim(2), w = x.dim(3), gw = w / k, kp = y.dim(2), cols = ch * k * k;
+  const auto* src = static_cast<const float*>(x.raw());
+  auto* out = static_cast<float*>(y.raw());
+  // One output row (patch) per step: C·k runs of k source pixels each.
+  c.pool().parallel_for(y.dim(0) * y.dim(1), std::max<int64_t>(1, 4096 / kp), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t img = r / y.dim(1), p = r % y.dim(1), i = p / gw, j = p % gw;
+      float* dst = out + r * kp;
+      for (int64_t cc = 0; cc < ch; ++cc)
+        for (int64_t ky = 0; ky < k; ++ky)
+          std::copy_n(src + ((img * ch + cc) * h + i * k + ky) * w + j * k, k, dst + (cc * k + ky) * k);
+      std::fill(dst + cols, dst + kp, 0.f);
+    }
+  });
+}
+
 }  // namespace dacpp::cpu

@@ -67,6 +67,8 @@ void im2col3x3_tokens(CpuContext& c, const Tensor& tokens, int64_t h, int64_t w,
                       Tensor& y);
 void conv_transpose2d_tokens(CpuContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt, const Tensor& bias,
                              Tensor& y, int stride);
+// ops::patch_rows.
+void patch_rows(CpuContext& c, const Tensor& x, int k, Tensor& y);
 
 void resize_bilinear(CpuContext& c, const Tensor& x, Tensor& y, bool align_corners);
 // y = rows [row0, row0 + y.dim(2)) of resize_bilinear(x) to height full_h (width y.dim(3)).

@@ -332,7 +332,43 @@ __global__ void __launch_bounds__(256)
   y[idx] = v;
 }
 
+// ops::patch_rows: one thread per element of y [N·P, Kp] (P = (H/k)·(W/k) patches of a row each).
+template <typename T>
+__global__ void __launch_bounds__(256)
+    patch_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int ch, int h, int w, int k, int kp, int64_t total) {
+  pdl_enter();
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
+  const int gw = w / k, patches = (h / k) * gw;
+  const int64_t r = idx / kp;
+  const int col = static_cast<int>(idx - r * kp), kk = k * k;
+  T v = mma::from_float<T>(0.f);
+  if (col < ch * kk) {
+    const int64_t img = r / patches;
+    const int p = static_cast<int>(r - img * patches), cc = col / kk, rem = col - cc * kk, ky = rem / k;
+    const int i = p / gw * k + ky, j = p % gw * k + rem - ky * k;
+    v = x[((img * ch + cc) * h + i) * static_cast<int64_t>(w) + j];
+  }
+  y[idx] = v;
+}
+
 }  // namespace
+
+void patch_rows(CudaContext& c, const Tensor& x, int k, Tensor& y) {
+  const int64_t total = y.numel();
+  if (total == 0) return;
+  DACPP_CHECK(x.dim(1) * k * k <= INT_MAX && x.dim(2) * x.dim(3) <= INT_MAX && y.dim(2) <= INT_MAX &&
+                  (total + 255) / 256 <= INT_MAX,
+              ErrorCode::Unsupported, "patch_rows (cuda): shape ", shape_str(y.shape()), " exceeds the kernel's limits");
+  c.make_current();
+  const unsigned grid = static_cast<unsigned>((total + 255) / 256);
+  dispatch_float(x.dtype(), "patch_rows", [&](auto tag) {
+    using T = decltype(tag);
+    launch_kernel(c, "patch_rows", patch_rows_kernel<T>, grid, 256, 0, static_cast<const T*>(x.raw()),
+                  static_cast<T*>(y.raw()), static_cast<int>(x.dim(1)), static_cast<int>(x.dim(2)),
+                  static_cast<int>(x.dim(3)), k, static_cast<int>(y.dim(2)), total);
+  });
+}
 
 void im2col3x3_tokens(CudaContext& c, const Tensor& tokens, int64_t h, int64_t w, int ky0, int kyn, bool ones,
                       Tensor& y) {
@@ -380,6 +416,9 @@ std::vector<KernelInfo> conv_transpose2d_kernels() {
   out.push_back({"im2col3x3_tokens<f32>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<float>)});
   out.push_back({"im2col3x3_tokens<bf16>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<__nv_bfloat16>)});
   out.push_back({"im2col3x3_tokens<f16>", reinterpret_cast<const void*>(&im2col3x3_tokens_kernel<__half>)});
+  out.push_back({"patch_rows<f32>", reinterpret_cast<const void*>(&patch_rows_kernel<float>)});
+  out.push_back({"patch_rows<bf16>", reinterpret_cast<const void*>(&patch_rows_kernel<__nv_bfloat16>)});
+  out.push_back({"patch_rows<f16>", reinterpret_cast<const void*>(&patch_rows_kernel<__half>)});
   add_scatter_variants<float>(out, "f32");
   add_scatter_variants<__nv_bfloat16>(out, "bf16");
   add_scatter_variants<__half>(out, "f16");

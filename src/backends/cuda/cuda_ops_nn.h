@@ -72,6 +72,8 @@ void im2col3x3_tokens(CudaContext& c, const Tensor& tokens, int64_t h, int64_t w
                       Tensor& y);
 void conv_transpose2d_tokens(CudaContext& c, const Tensor& x, int64_t h, int64_t w, const Tensor& wt,
                              const Tensor& bias, Tensor& y, int stride);
+// ops::patch_rows (one thread per output element, consecutive threads along a row: coalesced stores).
+void patch_rows(CudaContext& c, const Tensor& x, int k, Tensor& y);
 // x: [B, H, N, D] rotated in place (DA3 RoPE 2D, see ops/rope.h); positions: [N, 2] i32 (row, column) on the
 // device, all >= 0 (checked by the dispatcher on the host copy or trusted).
 void rope2d(CudaContext& c, Tensor& x, const Tensor& positions, float base);

@@ -25,6 +25,9 @@ void conv_transpose2d(CudaContext&, const Tensor&, const Tensor&, const Tensor&,
 void im2col3x3_tokens(CudaContext&, const Tensor&, int64_t, int64_t, int, int, bool, Tensor&) {
   no_cuda_nn("im2col3x3_tokens");
 }
+void patch_rows(CudaContext&, const Tensor&, int, Tensor&) {
+  no_cuda_nn("patch_rows");
+}
 void conv_transpose2d_tokens(CudaContext&, const Tensor&, int64_t, int64_t, const Tensor&, const Tensor&, Tensor&,
                              int) {
   no_cuda_nn("conv_transpose2d_tokens");
