@@ -461,11 +461,15 @@ constexpr int kTmaStages = (BC == 64 ? 4 : 2) + (OV ? (BC == 64 ? 2 : 1) : 0);
 // each K / V tile once for all of them. Without OV, two blocks of two warpgroups share one (128 registers).
 // q / k / v are read through 4-D maps (D, rows, heads, batch): rows past nq / nk of a head read as zero (keys
 // masked), never a neighbouring head's or batch's. Shared memory: (64·WG + 2·S·BC)·128 bytes + 1 KiB for alignment.
+// stagger > 0 (OV, WG > 1): warpgroup w starts its first tile w·stagger clock cycles after the first. Sharing each
+// K / V stage, the warpgroups otherwise stay in step (all in the softmax while the tensor cores idle, then all in
+// the MMAs); a head start of a fraction of a tile keeps one's softmax under another's MMAs for the whole loop, since
+// no stage is refilled before every warpgroup has released it.
 template <typename T, int WG, int BC, int S, bool OV>
 __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1) : WG == 2 && !OV ? 2 : 1)
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
-                        float scale_log2, Split sp) {
+                        float scale_log2, Split sp, int stagger) {
   pdl_enter();
 #if DACPP_HAS_WGMMA
   constexpr int D = 64, kRows = 64 * WG, kTile = BC * 128, kWarps = 4 * WG;
@@ -523,6 +527,11 @@ __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1
       release(i);
     }
   } else if (count > 0) {
+    if (WG > 1 && stagger > 0 && wg > 0) {
+      const long long start = clock64(), wait = static_cast<long long>(wg) * stagger;
+      while (clock64() - start < wait) {
+      }
+    }
     float s[BC / 8][4], alpha[2];
     uint32_t pa[BC / 16][4];
     wait_tile(0);
@@ -799,8 +808,13 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
   return tma_map_4d(base, dims, strides, box, what);
 }
 
+// flash_attention_tma's head start per warpgroup in the staggered variants: about a fifth of a 64 × 128 key tile's
+// step on DA2-L (session 38, H100: 3.157 -> 3.141 ms a forward with 700 cycles, 1400 no better, an FMA share of the
+// softmax's exponentials none).
+constexpr int kStaggerCycles = 700;
+
 template <typename T, int WG, int BC, bool OV = false, int kStages = kTmaStages<BC, OV>>
-void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits) {
+void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits, int stagger = 0) {
   constexpr int kRows = 64 * WG;
   const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
@@ -810,7 +824,7 @@ void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& 
   launch_split_kv<T, 64>(c, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
                          scale, g, splits, [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
                            launch_kernel(c, "flash_attention_tma", kernel, grid, block, bytes, mq, mk, mv,
-                                         static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp);
+                                         static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp, stagger);
                          });
 }
 
@@ -838,13 +852,15 @@ void dispatch_simt(const CudaContext& c, const Tensor& q, const Tensor& k, const
 
 // The tensor-core kernels' variants: flash_attention_tc's 16-row m-tiles per warp × warps per block, and the
 // warpgroups per block × keys per tile of flash_attention_wgmma (G) and flash_attention_tma (T; V: one warpgroup
-// overlapping its own tiles; L: the same with a two-stage ring) (D = 64 where CudaContext::hopper_mma()).
+// overlapping its own tiles; L: the same with a two-stage ring; S: V with the warpgroups started out of step)
+// (D = 64 where CudaContext::hopper_mma()).
 enum class TcVariant : int {
   M1W4, M2W4, M2W2, M1W2, M1W1,
   G1K64, G1K128, G2K64, G2K128, G3K64, G3K128,
   T1K64, T1K128, T2K64, T2K128, T3K64, T3K128,
   V1K64, V1K128, V2K64, V2K128, V3K64, V3K128,
-  L1K64, L1K128, L2K64, L2K128, L3K64, L3K128
+  L1K64, L1K128, L2K64, L2K128, L3K64, L3K128,
+  S2K64, S2K128, S3K64, S3K128
 };
 
 const char* variant_name(TcVariant v) {
@@ -878,6 +894,10 @@ const char* variant_name(TcVariant v) {
     case TcVariant::L2K128: return "tma overlapped lean 128 rows/128 keys";
     case TcVariant::L3K64: return "tma overlapped lean 192 rows/64 keys";
     case TcVariant::L3K128: return "tma overlapped lean 192 rows/128 keys";
+    case TcVariant::S2K64: return "tma overlapped staggered 128 rows/64 keys";
+    case TcVariant::S2K128: return "tma overlapped staggered 128 rows/128 keys";
+    case TcVariant::S3K64: return "tma overlapped staggered 192 rows/64 keys";
+    case TcVariant::S3K128: return "tma overlapped staggered 192 rows/128 keys";
   }
   return "?";
 }
@@ -925,6 +945,13 @@ void launch_variant(const CudaContext& c, const TcArgs& a, float scale, const Di
     if (p.var == TcVariant::L2K128) return launch_tma<T, 2, 128, true, 2>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::L3K64) return launch_tma<T, 3, 64, true, 2>(c, a, scale, g, p.splits);
     if (p.var == TcVariant::L3K128) return launch_tma<T, 3, 128, true, 2>(c, a, scale, g, p.splits);
+    constexpr int kSt = kTmaStages<64, true>, kSt128 = kTmaStages<128, true>;
+    if (p.var == TcVariant::S2K64) return launch_tma<T, 2, 64, true, kSt>(c, a, scale, g, p.splits, kStaggerCycles);
+    if (p.var == TcVariant::S2K128)
+      return launch_tma<T, 2, 128, true, kSt128>(c, a, scale, g, p.splits, kStaggerCycles);
+    if (p.var == TcVariant::S3K64) return launch_tma<T, 3, 64, true, kSt>(c, a, scale, g, p.splits, kStaggerCycles);
+    if (p.var == TcVariant::S3K128)
+      return launch_tma<T, 3, 128, true, kSt128>(c, a, scale, g, p.splits, kStaggerCycles);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(c, a, scale, g, p.splits);
@@ -949,8 +976,8 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's twelve overlapped ones (1-3
-// warpgroups × 64 / 128 keys, default or lean ring). Splitting the keys is tried only when the
+// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's sixteen overlapped ones (1-3
+// warpgroups × 64 / 128 keys, default or lean ring; 2-3 staggered). Splitting the keys is tried only when the
 // unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
 // and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
@@ -961,7 +988,8 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
                                      TcVariant::T3K128, TcVariant::V1K64,  TcVariant::V1K128, TcVariant::V2K64,
                                      TcVariant::V2K128, TcVariant::V3K64,  TcVariant::V3K128, TcVariant::L1K64,
                                      TcVariant::L1K128, TcVariant::L2K64,  TcVariant::L2K128, TcVariant::L3K64,
-                                     TcVariant::L3K128};
+                                     TcVariant::L3K128, TcVariant::S2K64,  TcVariant::S2K128, TcVariant::S3K64,
+                                     TcVariant::S3K128};
   constexpr int kAll = static_cast<int>(std::size(kVariants));
   const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? kAll : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
@@ -1096,7 +1124,7 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
               ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
               " warpgroups, ", key_tile, " keys /", splits, " not supported");
   // [kernel][warpgroups - 1][key_tile == 128], in HopperAttention's order.
-  constexpr TcVariant kByShape[4][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
+  constexpr TcVariant kByShape[5][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
                                             {TcVariant::G2K64, TcVariant::G2K128},
                                             {TcVariant::G3K64, TcVariant::G3K128}},
                                            {{TcVariant::T1K64, TcVariant::T1K128},
@@ -1107,7 +1135,10 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
                                             {TcVariant::V3K64, TcVariant::V3K128}},
                                            {{TcVariant::L1K64, TcVariant::L1K128},
                                             {TcVariant::L2K64, TcVariant::L2K128},
-                                            {TcVariant::L3K64, TcVariant::L3K128}}};
+                                            {TcVariant::L3K64, TcVariant::L3K128}},
+                                           {{TcVariant::V1K64, TcVariant::V1K128},
+                                            {TcVariant::S2K64, TcVariant::S2K128},
+                                            {TcVariant::S3K64, TcVariant::S3K128}}};
   const TcVariant var = kByShape[static_cast<int>(kernel)][warpgroups - 1][key_tile == 128];
   if (out_numel == 0) return;
   c.make_current();
