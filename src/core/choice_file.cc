@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -93,6 +95,18 @@ void ChoiceFile::append(const std::string& key, int choice) const {
   if (err != 0 && !warned_.exchange(true))
     log::warn("choice file '", path_, "': cannot append (", std::strerror(err),
               "); choices are kept for this process only");
+}
+
+std::string ChoiceFile::candidates_key(const std::string& key, const std::vector<std::string>& labels) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64-bit; each label followed by a 0 byte as its end
+  const auto mix = [&h](unsigned char byte) { h = (h ^ byte) * 1099511628211ull; };
+  for (const std::string& label : labels) {
+    for (const char ch : label) mix(static_cast<unsigned char>(ch));
+    mix(0);
+  }
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(h));
+  return key + " {" + std::to_string(labels.size()) + " candidates, fnv1a " + digest + "}";
 }
 
 }  // namespace dacpp

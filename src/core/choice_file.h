@@ -15,6 +15,7 @@
 #include <atomic>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace dacpp {
 
@@ -30,6 +31,11 @@ class ChoiceFile {
   void append(const std::string& key, int choice) const;
 
   const std::string& path() const { return path_; }
+
+  // The key under which a choice among `labels` (the candidates, in order) is stored: `key` and the candidates'
+  // count and 64-bit FNV-1a digest, so that another list (other candidates, another order) misses, and the line
+  // stays short however many candidates there are (an attention shape has over a hundred).
+  static std::string candidates_key(const std::string& key, const std::vector<std::string>& labels);
 
   static constexpr size_t kMaxLineBytes = 4096;
 

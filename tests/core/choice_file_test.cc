@@ -97,6 +97,32 @@ TEST_F(ChoiceFileTest, UnstorableKeysAreNotWritten) {
   EXPECT_TRUE(f.load().empty());
 }
 
+// The tuner's key for a choice among candidates: their count and FNV-1a digest (the label "a" hashes as the bytes
+// 'a', 0: 089be207b544f1e4 by the published offset basis and prime), short for any list, and different for another
+// list, another order, or labels that join alike.
+TEST(ChoiceFileKey, NamesTheCandidatesByCountAndDigest) {
+  EXPECT_EQ(ChoiceFile::candidates_key("gemm 8x8", {"a"}), "gemm 8x8 {1 candidates, fnv1a 089be207b544f1e4}");
+  const std::vector<std::string> list{"tma 64 rows/64 keys", "tma 64 rows/128 keys", "wgmma 192 rows/128 keys"};
+  const std::string k = ChoiceFile::candidates_key("attention 1,16", list);
+  EXPECT_EQ(k, ChoiceFile::candidates_key("attention 1,16", list));
+  EXPECT_NE(k, ChoiceFile::candidates_key("attention 1,16", {list[1], list[0], list[2]}));
+  EXPECT_NE(k, ChoiceFile::candidates_key("attention 1,16", {list[0], list[1]}));
+  EXPECT_NE(k, ChoiceFile::candidates_key("attention 2,16", list));
+  EXPECT_NE(ChoiceFile::candidates_key("k", {"ab", "c"}), ChoiceFile::candidates_key("k", {"a", "bc"}));
+  // 132 labels of 40 bytes (5 KiB joined) still make a line the file stores and reads back.
+  const std::vector<std::string> many(132, std::string(40, 'x'));
+  const std::string long_key = ChoiceFile::candidates_key("attention 1,16,1370,1370,64,bf16,packed", many);
+  EXPECT_LT(long_key.size(), 100u);
+  const std::string path = testing::scratch_path_for_test("choices_key");
+  std::remove(path.c_str());
+  const ChoiceFile f(path, "GPU sm_90 v1");
+  f.append(long_key, 32);
+  const auto m = f.load();
+  std::remove(path.c_str());
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.at(long_key), 32);
+}
+
 TEST_F(ChoiceFileTest, FailedAppendIsHarmless) {
   const ChoiceFile in_missing_dir(path_ + "/no/such/dir/choices", "S");
   EXPECT_NO_THROW(in_missing_dir.append("k", 1));

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/cuda_context.h"
+#include "core/choice_file.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -113,9 +115,10 @@ int tuned_choice(CudaContext& c, const std::string& key, int count, int fallback
   if (count <= 1 || !autotune_enabled()) return fallback;
   if (const int t = c.tuned(key); t >= 0 && t < count) return t;
   // The tuning file's key names the candidates too: another build's list (other algorithms, other order) misses.
-  std::string stored = str_cat(key, " {");
-  for (int i = 0; i < count; ++i) stored += str_cat(i ? "|" : "", label(i));
-  stored += "}";
+  std::vector<std::string> labels;
+  labels.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) labels.push_back(label(i));
+  const std::string stored = ChoiceFile::candidates_key(key, labels);
   if (const int t = c.persisted(stored); t >= 0 && t < count) {
     log::debug("tuned [", key, "]: from the tuning file -> ", label(t));
     c.set_tuned(key, t);
