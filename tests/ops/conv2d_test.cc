@@ -256,19 +256,21 @@ TEST(Im2col3x3TokensTest, MatchesTheDefinition) {
   }
 }
 
+// `call` throws InvalidArgument with `part` (a tensor's name or the broken rule) in its message.
+void refused(const std::function<void()>& call, const char* part) {
+  try {
+    call();
+    ADD_FAILURE() << "no error (" << part << ")";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+  }
+}
+
 TEST(Im2col3x3TokensTest, BadArgumentsAreNamed) {
   ops::Context ctx;
   Tensor tokens = test::random_tensor({1, 6, 2}, 1, 1.f, "blk.tokens");
   Tensor y = test::output_tensor({6, 3 * 3 * 3}, "cols");
-  const auto refused = [&](const std::function<void()>& call, const char* part) {
-    try {
-      call();
-      ADD_FAILURE() << "no error (" << part << ")";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
-    }
-  };
   refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 2, 0, 3, true, y); }, "blk.tokens");   // 6 != 2·2
   refused([&] { ops::im2col3x3_tokens(ctx, tokens, 2, 3, 1, 3, true, y); }, "kernel rows");  // rows past 3
   Tensor narrow = test::output_tensor({6, 3 * 3 * 2}, "cols");
@@ -310,15 +312,6 @@ TEST(PatchRowsTest, MatchesTheDefinition) {
 TEST(PatchRowsTest, BadArgumentsAreNamed) {
   ops::Context ctx;
   const Tensor x = test::random_tensor({1, 3, 28, 28}, 1, 1.f, "pixel_values");
-  const auto refused = [&](const std::function<void()>& call, const char* part) {
-    try {
-      call();
-      ADD_FAILURE() << "no error (" << part << ")";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
-      EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
-    }
-  };
   Tensor y = test::output_tensor({1, 4, 592}, "patch_rows");
   refused([&] { ops::patch_rows(ctx, x, 5, y); }, "pixel_values");  // 28 is not a multiple of 5
   Tensor narrow = test::output_tensor({1, 4, 587}, "narrow_rows");
