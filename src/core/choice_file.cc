@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <utility>
