@@ -21,6 +21,7 @@ const char* hopper_name(cuda::HopperAttention k) {
     case cuda::HopperAttention::TmaOverlapped: return "tma overlapped";
     case cuda::HopperAttention::TmaOverlappedLean: return "tma overlapped lean";
     case cuda::HopperAttention::TmaOverlappedStaggered: return "tma overlapped staggered";
+    case cuda::HopperAttention::TmaOverlappedTurns: return "tma overlapped in turns";
   }
   return "?";
 }
@@ -88,10 +89,10 @@ TEST_P(AttentionCudaTest, MatchesCpu) {
   expect_wgmma_error(1, 96, "96-key tiles");
   // The Hopper kernels: cp.async with the warpgroups in step, the TMA ring with free-running warpgroups, and the
   // TMA ring with each warpgroup overlapping its own tiles (3 or 6 stages, or 2; or the warpgroups started out of
-  // step).
+  // step, or issuing their MMAs in turns).
   for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
                             cuda::HopperAttention::TmaOverlapped, cuda::HopperAttention::TmaOverlappedLean,
-                            cuda::HopperAttention::TmaOverlappedStaggered}) {
+                            cuda::HopperAttention::TmaOverlappedStaggered, cuda::HopperAttention::TmaOverlappedTurns}) {
     for (auto [n_wg, n_keys] : {std::pair{1, 64}, std::pair{1, 128}, std::pair{2, 64}, std::pair{2, 128},
                                 std::pair{3, 64}, std::pair{3, 128}}) {
       const int wg = n_wg, keys = n_keys;
@@ -212,7 +213,8 @@ TEST_F(AttentionCudaLarge, AttentionQkvMatchesCpu) {
     if (c.d != 64 || c.dt == DType::F32 || !cuda::attention_wgmma_available(ctx().cuda())) continue;
     for (const auto kernel : {cuda::HopperAttention::Wgmma, cuda::HopperAttention::Tma,
                               cuda::HopperAttention::TmaOverlapped, cuda::HopperAttention::TmaOverlappedLean,
-                              cuda::HopperAttention::TmaOverlappedStaggered})
+                              cuda::HopperAttention::TmaOverlappedStaggered,
+                              cuda::HopperAttention::TmaOverlappedTurns})
       for (const int wg : {1, 2, 3})
         for (const int keys : {64, 128})
           for (const int splits : {1, 3}) {

@@ -465,11 +465,14 @@ constexpr int kTmaStages = (BC == 64 ? 4 : 2) + (OV ? (BC == 64 ? 2 : 1) : 0);
 // K / V stage, the warpgroups otherwise stay in step (all in the softmax while the tensor cores idle, then all in
 // the MMAs); a head start of a fraction of a tile keeps one's softmax under another's MMAs for the whole loop, since
 // no stage is refilled before every warpgroup has released it.
+// turns (OV, WG > 1; FA3's ping-pong): the warpgroups issue their MMAs in turn, warpgroup 0 first, each waiting on
+// its named barrier (1 + w) for the one before it to have issued, and so each one's softmax runs while the next
+// one's MMAs hold the tensor cores, an order kept by the barriers rather than by a head start.
 template <typename T, int WG, int BC, int S, bool OV>
 __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1) : WG == 2 && !OV ? 2 : 1)
     flash_attention_tma(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                         const __grid_constant__ CUtensorMap map_v, T* __restrict__ out, int heads, int nq, int nk,
-                        float scale_log2, Split sp, int stagger) {
+                        float scale_log2, Split sp, int stagger, bool turns) {
   pdl_enter();
 #if DACPP_HAS_WGMMA
   constexpr int D = 64, kRows = 64 * WG, kTile = BC * 128, kWarps = 4 * WG;
@@ -532,10 +535,23 @@ __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1
       while (clock64() - start < wait) {
       }
     }
+    // Named barrier 1 + w: warpgroup w's turn. Counted over the 128 threads taking it and the 128 passing it; the
+    // last warpgroup gives warpgroup 0 its first turn and does not pass on after its last.
+    const bool in_turns = WG > 1 && turns;
+    const auto take_turn = [&] {
+      if (in_turns) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + wg) : "memory");
+    };
+    const auto pass_turn = [&](bool last) {
+      if (in_turns && !(last && wg == WG - 1))
+        asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + (wg + 1) % WG) : "memory");
+    };
+    if (in_turns && wg == WG - 1) asm volatile("bar.arrive 1, 256;\n" ::: "memory");
     float s[BC / 8][4], alpha[2];
     uint32_t pa[BC / 16][4];
     wait_tile(0);
+    take_turn();
     issue_qk<T, BC>(desc_q, sk, s);
+    pass_turn(false);
     wgmma::wait<0>();
     wgmma::fence_operands(s);
     mask_keys<BC>(s, j0 * BC, nk);
@@ -543,8 +559,10 @@ __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1
     pack_weights<T, BC>(s, pa);
     for (int i = 1; i < count; ++i) {
       wait_tile(i);
+      take_turn();
       issue_qk<T, BC>(desc_q, sk + i % S * kTile, s);             // scores of tile i ...
       issue_pv<T, BC>(pa, sv + (i - 1) % S * kTile, o);           // ... and P·V of tile i - 1 in flight
+      pass_turn(false);
       wgmma::wait<1>();
       wgmma::fence_operands(s);
       mask_keys<BC>(s, (j0 + i) * BC, nk);
@@ -555,7 +573,9 @@ __global__ void __launch_bounds__(WG * 128, WG == 1 ? (OV ? (S == 2 ? 3 : 2) : 1
       pack_weights<T, BC>(s, pa);
       release(i - 1);
     }
+    take_turn();
     issue_pv<T, BC>(pa, sv + (count - 1) % S * kTile, o);
+    pass_turn(true);
     wgmma::wait<0>();
     wgmma::fence_operands(o);
   }
@@ -814,7 +834,8 @@ CUtensorMap head_map(const void* base, const TcArgs& a, const Dims& g, int rows,
 constexpr int kStaggerCycles = 700;
 
 template <typename T, int WG, int BC, bool OV = false, int kStages = kTmaStages<BC, OV>>
-void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits, int stagger = 0) {
+void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& g, int splits, int stagger = 0,
+                bool turns = false) {
   constexpr int kRows = 64 * WG;
   const auto kernel = flash_attention_tma<T, WG, BC, kStages, OV>;
   const size_t smem = static_cast<size_t>(kRows + 2 * kStages * BC) * 128 + 1024;  // + 1 KiB to align the tiles
@@ -824,7 +845,7 @@ void launch_tma(const CudaContext& c, const TcArgs& a, float scale, const Dims& 
   launch_split_kv<T, 64>(c, reinterpret_cast<const void*>(kernel), "flash_attention_tma", kRows, WG * 128, smem, BC, a,
                          scale, g, splits, [&](dim3 grid, int block, size_t bytes, float scale_log2, const Split& sp) {
                            launch_kernel(c, "flash_attention_tma", kernel, grid, block, bytes, mq, mk, mv,
-                                         static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp, stagger);
+                                         static_cast<T*>(a.out), g.h, g.nq, g.nk, scale_log2, sp, stagger, turns);
                          });
 }
 
@@ -860,7 +881,8 @@ enum class TcVariant : int {
   T1K64, T1K128, T2K64, T2K128, T3K64, T3K128,
   V1K64, V1K128, V2K64, V2K128, V3K64, V3K128,
   L1K64, L1K128, L2K64, L2K128, L3K64, L3K128,
-  S2K64, S2K128, S3K64, S3K128
+  S2K64, S2K128, S3K64, S3K128,
+  P2K64, P2K128, P3K64, P3K128
 };
 
 const char* variant_name(TcVariant v) {
@@ -898,6 +920,10 @@ const char* variant_name(TcVariant v) {
     case TcVariant::S2K128: return "tma overlapped staggered 128 rows/128 keys";
     case TcVariant::S3K64: return "tma overlapped staggered 192 rows/64 keys";
     case TcVariant::S3K128: return "tma overlapped staggered 192 rows/128 keys";
+    case TcVariant::P2K64: return "tma overlapped in turns 128 rows/64 keys";
+    case TcVariant::P2K128: return "tma overlapped in turns 128 rows/128 keys";
+    case TcVariant::P3K64: return "tma overlapped in turns 192 rows/64 keys";
+    case TcVariant::P3K128: return "tma overlapped in turns 192 rows/128 keys";
   }
   return "?";
 }
@@ -949,6 +975,10 @@ void launch_variant(const CudaContext& c, const TcArgs& a, float scale, const Di
     if (p.var == TcVariant::S2K128) return launch_tma<T, 2, 128, true>(c, a, scale, g, p.splits, kStaggerCycles);
     if (p.var == TcVariant::S3K64) return launch_tma<T, 3, 64, true>(c, a, scale, g, p.splits, kStaggerCycles);
     if (p.var == TcVariant::S3K128) return launch_tma<T, 3, 128, true>(c, a, scale, g, p.splits, kStaggerCycles);
+    if (p.var == TcVariant::P2K64) return launch_tma<T, 2, 64, true>(c, a, scale, g, p.splits, 0, true);
+    if (p.var == TcVariant::P2K128) return launch_tma<T, 2, 128, true>(c, a, scale, g, p.splits, 0, true);
+    if (p.var == TcVariant::P3K64) return launch_tma<T, 3, 64, true>(c, a, scale, g, p.splits, 0, true);
+    if (p.var == TcVariant::P3K128) return launch_tma<T, 3, 128, true>(c, a, scale, g, p.splits, 0, true);
   }
   if constexpr (D <= 64) {  // two m-tiles per warp double the accumulators: D = 128 would spill
     if (p.var == TcVariant::M2W4) return launch_tc<T, D, 2, 4>(c, a, scale, g, p.splits);
@@ -973,10 +1003,10 @@ void run_tc_any(CudaContext& c, const TcArgs& a, float scale, const Dims& g, TcP
 
 // The plan for this shape: tuned on first use (tuned_choice), 64 rows / 4 warps unsplit when tuning cannot run.
 // D = 128 chooses among the one-m-tile variants (two m-tiles would spill); D = 64 on Hopper (an sm_90a build) also
-// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's sixteen overlapped ones (1-3
-// warpgroups × 64 / 128 keys, default or lean ring; 2-3 staggered). Splitting the keys is tried only when the
-// unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides latency
-// and a split only adds the combine pass).
+// tries the six tilings of each of the wgmma and TMA kernels and the TMA kernel's twenty overlapped ones (1-3
+// warpgroups × 64 / 128 keys, default or lean ring; 2-3 staggered or in turns). Splitting the keys is tried only
+// when the unsplit 64-row grid gives fewer than four blocks per multiprocessor (with more, the grid already hides
+// latency and a split only adds the combine pass).
 TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) {
   constexpr TcVariant kVariants[] = {TcVariant::M1W4,   TcVariant::M1W2,   TcVariant::M1W1,   TcVariant::M2W4,
                                      TcVariant::M2W2,   TcVariant::G1K64,  TcVariant::G1K128, TcVariant::G2K64,
@@ -986,7 +1016,8 @@ TcPlan choose_plan(CudaContext& c, const TcArgs& a, float scale, const Dims& g) 
                                      TcVariant::V2K128, TcVariant::V3K64,  TcVariant::V3K128, TcVariant::L1K64,
                                      TcVariant::L1K128, TcVariant::L2K64,  TcVariant::L2K128, TcVariant::L3K64,
                                      TcVariant::L3K128, TcVariant::S2K64,  TcVariant::S2K128, TcVariant::S3K64,
-                                     TcVariant::S3K128};
+                                     TcVariant::S3K128, TcVariant::P2K64,  TcVariant::P2K128, TcVariant::P3K64,
+                                     TcVariant::P3K128};
   constexpr int kAll = static_cast<int>(std::size(kVariants));
   const int variants = g.d > 64 ? 3 : g.d == 64 && c.hopper_mma() ? kAll : 5;
   const int64_t blocks64 = int64_t{g.b} * g.h * ((g.nq + 63) / 64);
@@ -1121,7 +1152,7 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
               ErrorCode::InvalidArgument, what, " (cuda): ", shape_str(shape), " variant ", warpgroups,
               " warpgroups, ", key_tile, " keys /", splits, " not supported");
   // [kernel][warpgroups - 1][key_tile == 128], in HopperAttention's order.
-  constexpr TcVariant kByShape[5][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
+  constexpr TcVariant kByShape[6][3][2] = {{{TcVariant::G1K64, TcVariant::G1K128},
                                             {TcVariant::G2K64, TcVariant::G2K128},
                                             {TcVariant::G3K64, TcVariant::G3K128}},
                                            {{TcVariant::T1K64, TcVariant::T1K128},
@@ -1135,7 +1166,10 @@ void run_hopper_variant(CudaContext& c, TcArgs a, const Dims& g, float scale, co
                                             {TcVariant::L3K64, TcVariant::L3K128}},
                                            {{TcVariant::V1K64, TcVariant::V1K128},
                                             {TcVariant::S2K64, TcVariant::S2K128},
-                                            {TcVariant::S3K64, TcVariant::S3K128}}};
+                                            {TcVariant::S3K64, TcVariant::S3K128}},
+                                           {{TcVariant::V1K64, TcVariant::V1K128},
+                                            {TcVariant::P2K64, TcVariant::P2K128},
+                                            {TcVariant::P3K64, TcVariant::P3K128}}};
   const TcVariant var = kByShape[static_cast<int>(kernel)][warpgroups - 1][key_tile == 128];
   if (out_numel == 0) return;
   c.make_current();

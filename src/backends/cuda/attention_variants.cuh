@@ -20,9 +20,9 @@ bool attention_wgmma_available(const CudaContext& c);
 // The Hopper kernels (D = 64, sm_90a): flash_attention_wgmma (cp.async, the warpgroups of a block in step),
 // flash_attention_tma (tensor-memory-accelerator loads, the warpgroups free-running), and the latter with each
 // warpgroup overlapping its own tiles, with its default ring of stages or a lean one of two (with one warpgroup,
-// three blocks per multiprocessor), or the default ring with the warpgroups started out of step (with one
-// warpgroup, the same as TmaOverlapped).
-enum class HopperAttention { Wgmma, Tma, TmaOverlapped, TmaOverlappedLean, TmaOverlappedStaggered };
+// three blocks per multiprocessor), or the default ring with the warpgroups started out of step or issuing their
+// MMAs in turns (FA3's ping-pong; with one warpgroup, either is the same as TmaOverlapped).
+enum class HopperAttention { Wgmma, Tma, TmaOverlapped, TmaOverlappedLean, TmaOverlappedStaggered, TmaOverlappedTurns };
 
 // cuda::attention forced to a Hopper kernel with `warpgroups` (1..3) of 64 query rows per
 // block and K / V tiles of `key_tile` (64, 128) keys, split-KV as above. Throws Unsupported where
