@@ -30,12 +30,15 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
   // The residual stream is f32 on every device (as under PyTorch autocast), so the tokens written into it are too.
-  cls_token_ = mf.device_f32(names::vit(p, "cls_token"), {1, 1, e}).reshape({1, e});
   // The pos-embed table stays f32 (on the device when placed): it is interpolated per input grid before use.
   Tensor pos = mf.device_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
   pos_patch_ = pos.slice0(1, 1 + m2);
-  Tensor pos_cls_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e}).slice0(0, 1);
-  pos_cls_ = mf.placement() ? mf.placement()->place(pos_cls_host, /*keep_f32=*/true) : pos_cls_host;
+  // The class token's input row, cls_token + pos_embed[0]: the f32 sum every forward would take, taken once.
+  const Tensor cls = mf.host_f32(names::vit(p, "cls_token"), {1, 1, e});
+  const Tensor pos_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e});
+  Tensor lead = Tensor::empty({1, e}, DType::F32, names::vit(p, "cls_token") + " + pos_embed[0]");
+  for (int64_t i = 0; i < e; ++i) lead.data<float>()[i] = cls.data<float>()[i] + pos_host.data<float>()[i];
+  cls_row_ = mf.placement() ? mf.placement()->place(lead, /*keep_f32=*/true) : lead;
   if (cfg.alt_start != -1) camera_token_ = mf.device_f32(names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
   blocks_.reserve(static_cast<size_t>(cfg.depth));
   for (int i = 0; i < cfg.depth; ++i) {
@@ -63,13 +66,8 @@ Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw)
   layers::ArenaScope scope(ex.arena);
   const Tensor patches = patch_embed_.forward_patches(ex, images);
   Tensor table = rs.pos_cache.get(ex.ctx, pos_patch_, cfg_.pos_embed_grid, gh, gw, cfg_.interpolate_offset);
-  for (int64_t i = 0; i < b; ++i) {
-    Tensor cls_row = rows_view(tokens, i * n, {1, e});
-    ops::add(ex.ctx, cls_token_, pos_cls_, cls_row);
-    Tensor patch_rows = rows_view(tokens, i * n + 1, {np, e});
-    // f32 table + activation rows, into the f32 stream
-    ops::add(ex.ctx, table, patches.slice0(i, i + 1).reshape({np, e}), patch_rows);
-  }
+  // Every image's class row and its patch rows + the f32 table, into the f32 stream, in one pass.
+  ops::embed_tokens(ex.ctx, cls_row_, table, patches, tokens);
   return tokens;
 }
 

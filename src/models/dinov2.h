@@ -63,8 +63,7 @@ class Dinov2 {
 
   VitConfig cfg_;
   layers::Conv2d patch_embed_;
-  Tensor cls_token_;  // [1, E]
-  Tensor pos_cls_;    // [1, E]   the cls row of pos_embed
+  Tensor cls_row_;  // [1, E]   cls_token + pos_embed[0], the class token's input row
   Tensor pos_patch_;  // [M·M, E] the patch rows of pos_embed
   Tensor camera_token_;  // [2, E] any-view only: row 0 for the reference view, row 1 for the others
   std::vector<layers::Dinov2Block> blocks_;

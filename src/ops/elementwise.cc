@@ -129,4 +129,34 @@ void add_scaled(Context& ctx, const Tensor& x, const Tensor& a, const Tensor& ga
   DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
 }
 
+void embed_tokens(Context& ctx, const Tensor& lead, const Tensor& table, const Tensor& patches, Tensor& tokens) {
+  using namespace detail;
+  constexpr const char* op = "embed_tokens";
+  check_act(ctx, op, "patches", patches);
+  check_rank(op, "patches", patches, 3);
+  const int64_t b = patches.dim(0), p = patches.dim(1), e = patches.dim(2);
+  check_input(ctx, op, "table", table);
+  check_shape(op, "table", table, {p, e});
+  int64_t l = 0;
+  if (lead.defined()) {
+    check_input(ctx, op, "lead", lead);
+    check_rank(op, "lead", lead, 2);
+    l = lead.dim(0);
+    check_shape(op, "lead", lead, {l, e});
+    check_no_alias(op, "tokens", tokens, "lead", lead);
+  }
+  check_input(ctx, op, "tokens", tokens);
+  check_shape(op, "tokens", tokens, {b, l + p, e});
+  check_no_alias(op, "tokens", tokens, "table", table);
+  check_no_alias(op, "tokens", tokens, "patches", patches);
+  const OpScope scope(ctx, op, {&patches, &table});
+  switch (ctx.device().kind) {
+    case DeviceKind::Cpu:
+      return cpu::embed_tokens(ctx.cpu(), lead, table, patches, tokens);
+    case DeviceKind::Cuda:
+      return cuda::embed_tokens(ctx.cuda(), lead, table, patches, tokens);
+  }
+  DACPP_THROW(ErrorCode::Unsupported, op, ": no implementation for device ", device_name(ctx.device()));
+}
+
 }  // namespace dacpp::ops

@@ -2,6 +2,7 @@
 // inputs, in f32 (tol 1e-5 rel L2) and bf16 / f16 (tol 1e-2).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -518,6 +519,42 @@ TEST_F(CoreOpsCudaTest, MixedAddIntoAnF32StreamMatchesCpu) {
       ops::add(ctx(), ad, bd, ad);
       test::expect_close(to_host(ad), want, 1e-6, 1e-6, what + " in place");
     }
+}
+
+// A ViT's input tokens in one pass (ops::embed_tokens): the class row and the f32 table + bf16 / f16 / f32 patch
+// rows, for a batch of 3, against the CPU op on the same (rounded) patches. E = 64 takes the 4-wide kernel, E = 6
+// the scalar one; no leading rows as well as one and two.
+TEST_F(CoreOpsCudaTest, EmbedTokensMatchesCpu) {
+  if (IsSkipped()) return;
+  for (const int64_t e : {64, 6})
+    for (const int64_t l : {1, 0, 2})
+      for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+        const int64_t b = 3, p = 37;
+        const std::string what = str_cat("embed_tokens E ", e, " L ", l, " ", nntest::tag(dt));
+        SCOPED_TRACE(what);
+        Tensor lead = l > 0 ? test::random_tensor({l, e}, 31, 1.f, "lead") : Tensor();
+        Tensor table = test::random_tensor({p, e}, 32, 1.f, "table");
+        Tensor patches = test::random_tensor({b, p, e}, 33, 1.f, "patches");
+        Tensor pd = to_device(patches, dt);  // patches now holds the values as the device does (rounded to dt)
+        Tensor ld = l > 0 ? to_device(lead, DType::F32) : Tensor(), td = to_device(table, DType::F32);
+        Tensor want = test::output_tensor({b, l + p, e});
+        ops::embed_tokens(cpu_, lead, table, patches, want);
+        Tensor y = nan_output({b, l + p, e}, DType::F32);
+        ops::embed_tokens(ctx(), ld, td, pd, y);
+        const Tensor got = to_host(y);
+        EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;  // one f32 sum per element
+      }
+  // Off the device: the host table is named.
+  Tensor small = test::random_tensor({1, 4, 8}, 34, 1.f, "patches");
+  Tensor pd = to_device(small, DType::BF16);
+  Tensor y = nan_output({1, 4, 8}, DType::F32);
+  try {
+    ops::embed_tokens(ctx(), Tensor(), test::random_tensor({4, 8}, 35, 1.f, "host_table"), pd, y);
+    ADD_FAILURE() << "a host table was accepted";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), ErrorCode::Backend) << err.what();
+    EXPECT_NE(std::string(err.what()).find("host_table"), std::string::npos) << err.what();
+  }
 }
 
 TEST_F(CoreOpsCudaTest, PermuteMatchesCpu) {

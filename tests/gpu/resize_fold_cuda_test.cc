@@ -48,7 +48,8 @@ TEST_F(Im2colCudaTest, EqualsTheCpuOp) {
     }
 }
 
-// ops::patch_rows on CUDA equals the CPU op bit for bit (a gather: the values are copied, the padding is zero).
+// ops::patch_rows on CUDA equals the CPU op bit for bit (a gather: the values are copied, the padding is zero), by
+// 8 columns per thread where Kp is a multiple of 8 (592, 600, 8, 768) and element by element otherwise (590, 27).
 TEST_F(Im2colCudaTest, PatchRowsEqualTheCpuOp) {
   if (IsSkipped()) return;
   struct Case {
@@ -57,7 +58,8 @@ TEST_F(Im2colCudaTest, PatchRowsEqualTheCpuOp) {
     int64_t kp;
   };
   for (const DType dt : {DType::BF16, DType::F16, DType::F32})
-    for (const Case& t : {Case{1, 3, 518, 518, 14, 592}, Case{2, 3, 28, 56, 14, 600}, Case{1, 2, 6, 4, 2, 8}}) {
+    for (const Case& t : {Case{1, 3, 518, 518, 14, 592}, Case{2, 3, 28, 56, 14, 600}, Case{1, 2, 6, 4, 2, 8},
+                        Case{3, 3, 32, 48, 16, 768}, Case{3, 3, 42, 28, 14, 590}, Case{2, 3, 9, 6, 3, 27}}) {
       SCOPED_TRACE(str_cat(nntest::tag(dt), " ", t.n, "x", t.c, "x", t.h, "x", t.w, " k ", t.k, " Kp ", t.kp));
       Tensor x = test::random_tensor({t.n, t.c, t.h, t.w}, 5, 1.f, "x");
       Tensor xd = to_device(x, dt);  // x now holds the rounded values

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ops/op_test_util.h"
 #include "reference/reference.h"
 
@@ -127,6 +129,53 @@ TEST(AddScaledTest, MismatchesNamed) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
     EXPECT_NE(e.message().find("ls1"), std::string::npos) << e.message();
   }
+}
+
+// A ViT's input tokens: each image's leading rows copied from lead, then table + its patch rows, element by element;
+// without leading rows the same sums at row 0.
+TEST(EmbedTokensTest, LeadRowsThenTablePlusPatches) {
+  ops::Context ctx;
+  const int64_t b = 3, l = 2, p = 5, e = 7;
+  Tensor lead = test::random_tensor({l, e}, 1, 1.f, "lead"), table = test::random_tensor({p, e}, 2, 1.f, "table");
+  Tensor patches = test::random_tensor({b, p, e}, 3, 1.f, "patches");
+  Tensor y = test::output_tensor({b, l + p, e});
+  ops::embed_tokens(ctx, lead, table, patches, y);
+  Tensor y0 = test::output_tensor({b, p, e});
+  ops::embed_tokens(ctx, Tensor(), table, patches, y0);
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t c = 0; c < e; ++c) {
+      for (int64_t r = 0; r < l; ++r)
+        EXPECT_EQ(y.data<float>()[(i * (l + p) + r) * e + c], lead.data<float>()[r * e + c]) << i << "," << r;
+      for (int64_t r = 0; r < p; ++r) {
+        const float want = table.data<float>()[r * e + c] + patches.data<float>()[(i * p + r) * e + c];
+        EXPECT_EQ(y.data<float>()[(i * (l + p) + l + r) * e + c], want) << i << "," << r << "," << c;
+        EXPECT_EQ(y0.data<float>()[(i * p + r) * e + c], want) << i << "," << r << "," << c;
+      }
+    }
+}
+
+// A table or tokens of the wrong shape, and tokens aliasing the patches, are InvalidArgument naming the tensor.
+TEST(EmbedTokensTest, MismatchesNamed) {
+  ops::Context ctx;
+  Tensor lead = test::random_tensor({1, 8}, 1, 1.f, "cls_row"), patches = test::random_tensor({2, 4, 8}, 2, 1.f, "p");
+  Tensor good_table = test::random_tensor({4, 8}, 3, 1.f, "table");
+  Tensor bad_table = test::random_tensor({5, 8}, 4, 1.f, "short_table");
+  Tensor y = test::output_tensor({2, 5, 8}, "tokens"), bad_y = test::output_tensor({2, 4, 8}, "few_tokens");
+  Tensor bad_lead = test::random_tensor({1, 7}, 5, 1.f, "narrow_lead");
+  const auto expect_named = [&](const std::function<void()>& call, const char* name) {
+    try {
+      call();
+      ADD_FAILURE() << "no error naming " << name;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+      EXPECT_NE(e.message().find(name), std::string::npos) << e.message();
+    }
+  };
+  expect_named([&] { ops::embed_tokens(ctx, lead, bad_table, patches, y); }, "short_table");
+  expect_named([&] { ops::embed_tokens(ctx, lead, good_table, patches, bad_y); }, "few_tokens");
+  expect_named([&] { ops::embed_tokens(ctx, bad_lead, good_table, patches, y); }, "narrow_lead");
+  Tensor same = patches.reshape({2, 4, 8});
+  expect_named([&] { ops::embed_tokens(ctx, Tensor(), good_table, patches, same); }, "tokens");
 }
 
 }  // namespace

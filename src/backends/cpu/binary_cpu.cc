@@ -104,4 +104,26 @@ void add_scaled(CpuContext& c, const Tensor& x, const Tensor& a, const Tensor& g
   });
 }
 
+void embed_tokens(CpuContext& c, const Tensor& lead, const Tensor& table, const Tensor& patches, Tensor& tokens) {
+  if (tokens.numel() == 0) return;
+  const int64_t p = patches.dim(1), e = patches.dim(2), l = lead.defined() ? lead.dim(0) : 0, n = l + p;
+  const float* lp = lead.defined() ? static_cast<const float*>(lead.raw()) : nullptr;
+  const float* tp = static_cast<const float*>(table.raw());
+  const float* pp = static_cast<const float*>(patches.raw());
+  float* yp = static_cast<float*>(tokens.raw());
+  c.pool().parallel_for(tokens.dim(0) * n, std::max<int64_t>(1, kGrain / e), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t img = r / n, row = r % n;
+      float* yr = yp + r * e;
+      if (row < l) {
+        std::copy_n(lp + row * e, e, yr);
+        continue;
+      }
+      const float* tr = tp + (row - l) * e;
+      const float* pr = pp + (img * p + row - l) * e;
+      for (int64_t i = 0; i < e; ++i) yr[i] = tr[i] + pr[i];
+    }
+  });
+}
+
 }  // namespace dacpp::cpu

@@ -95,6 +95,8 @@ void upsample_conv_head(CpuContext& c, const Tensor& x, const Tensor& w3, const 
 void binary(CpuContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
 // y = x + a ⊙ gamma (gamma [C] over the last dim, or undefined); contract ops/elementwise.h.
 void add_scaled(CpuContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y);
+// ops::embed_tokens (lead undefined: no leading rows); contract ops/elementwise.h.
+void embed_tokens(CpuContext& c, const Tensor& lead, const Tensor& table, const Tensor& patches, Tensor& tokens);
 
 void permute(CpuContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
 

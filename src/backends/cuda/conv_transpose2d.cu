@@ -352,6 +352,35 @@ __global__ void __launch_bounds__(256)
   y[idx] = v;
 }
 
+// ops::patch_rows where Kp is a multiple of 8 and y is 16-byte aligned: one thread per 8 consecutive columns of a
+// row, stepping (channel, ky, kx) from the first column rather than dividing for every element, and storing the 8
+// as 16-byte words (at DA2-L's batch 16 the element-wise kernel above took 138 µs, bound by its 64-bit divisions).
+template <typename T>
+__global__ void __launch_bounds__(256) patch_rows_vec8_kernel(const T* __restrict__ x, T* __restrict__ y, int ch,
+                                                               int h, int w, int k, int kp8, int64_t total8) {
+  pdl_enter();
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total8) return;
+  const int gw = w / k, patches = (h / k) * gw, kk = k * k, cols = ch * kk;
+  const int64_t r = idx / kp8, img = r / patches;
+  const int col0 = static_cast<int>(idx - r * kp8) * 8, p = static_cast<int>(r - img * patches);
+  int cc = col0 / kk, rem = col0 - cc * kk, ky = rem / k, kx = rem - ky * k;
+  // The patch's top-left pixel in channel 0 of its image.
+  const T* patch = x + img * ch * int64_t{h} * w + static_cast<int64_t>(p / gw * k) * w + p % gw * k;
+  alignas(16) T v[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    v[e] = col0 + e < cols ? patch[(static_cast<int64_t>(cc) * h + ky) * w + kx] : mma::from_float<T>(0.f);
+    if (++kx == k) {
+      kx = 0;
+      if (++ky == k) ky = 0, ++cc;
+    }
+  }
+  uint4* dst = reinterpret_cast<uint4*>(y + idx * 8);
+#pragma unroll
+  for (int q = 0; q < static_cast<int>(8 * sizeof(T) / 16); ++q) dst[q] = reinterpret_cast<const uint4*>(v)[q];
+}
+
 }  // namespace
 
 void patch_rows(CudaContext& c, const Tensor& x, int k, Tensor& y) {
@@ -361,6 +390,17 @@ void patch_rows(CudaContext& c, const Tensor& x, int k, Tensor& y) {
                   (total + 255) / 256 <= INT_MAX,
               ErrorCode::Unsupported, "patch_rows (cuda): shape ", shape_str(y.shape()), " exceeds the kernel's limits");
   c.make_current();
+  const int kp = static_cast<int>(y.dim(2));
+  if (kp % 8 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 16 == 0) {
+    const int64_t total8 = total / 8;
+    dispatch_float(x.dtype(), "patch_rows", [&](auto tag) {
+      using T = decltype(tag);
+      launch_kernel(c, "patch_rows", patch_rows_vec8_kernel<T>, static_cast<unsigned>((total8 + 255) / 256), 256, 0,
+                    static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), static_cast<int>(x.dim(1)),
+                    static_cast<int>(x.dim(2)), static_cast<int>(x.dim(3)), k, kp / 8, total8);
+    });
+    return;
+  }
   const unsigned grid = static_cast<unsigned>((total + 255) / 256);
   dispatch_float(x.dtype(), "patch_rows", [&](auto tag) {
     using T = decltype(tag);
@@ -419,6 +459,9 @@ std::vector<KernelInfo> conv_transpose2d_kernels() {
   out.push_back({"patch_rows<f32>", reinterpret_cast<const void*>(&patch_rows_kernel<float>)});
   out.push_back({"patch_rows<bf16>", reinterpret_cast<const void*>(&patch_rows_kernel<__nv_bfloat16>)});
   out.push_back({"patch_rows<f16>", reinterpret_cast<const void*>(&patch_rows_kernel<__half>)});
+  out.push_back({"patch_rows_vec8<f32>", reinterpret_cast<const void*>(&patch_rows_vec8_kernel<float>)});
+  out.push_back({"patch_rows_vec8<bf16>", reinterpret_cast<const void*>(&patch_rows_vec8_kernel<__nv_bfloat16>)});
+  out.push_back({"patch_rows_vec8<f16>", reinterpret_cast<const void*>(&patch_rows_vec8_kernel<__half>)});
   add_scatter_variants<float>(out, "f32");
   add_scatter_variants<__nv_bfloat16>(out, "bf16");
   add_scatter_variants<__half>(out, "f16");

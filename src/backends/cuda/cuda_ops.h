@@ -132,6 +132,8 @@ void unary(CudaContext& c, UnaryKind kind, const Tensor& x, Tensor& y);
 void binary(CudaContext& c, BinaryKind kind, const Tensor& a, const Tensor& b, Tensor& y);
 // y = x + a ⊙ gamma in f32 (x, y one dtype; a any activation dtype; gamma [C] f32 or undefined); y may alias x.
 void add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& gamma, Tensor& y);
+// ops::embed_tokens (lead undefined: no leading rows; patches any float dtype); contract ops/elementwise.h.
+void embed_tokens(CudaContext& c, const Tensor& lead, const Tensor& table, const Tensor& patches, Tensor& tokens);
 void permute(CudaContext& c, const Tensor& x, const std::vector<int>& perm, Tensor& y);
 // bias (f32 [C], or null) added per channel and, with `accumulate`, y's own values, before y's one rounding.
 void resize_bilinear(CudaContext& c, const Tensor& x, Tensor& y, bool align_corners, const float* bias = nullptr,

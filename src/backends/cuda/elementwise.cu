@@ -249,6 +249,35 @@ void launch_add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const T
                 gamma.defined() ? static_cast<const float*>(gamma.raw()) : nullptr, static_cast<T*>(y.raw()), n, cols);
 }
 
+// ops::embed_tokens: V consecutive columns of one token per thread (V = 4 where E is a multiple of 4 and the bases
+// are 16-byte aligned: float4 loads of lead / table and stores of tokens).
+template <typename T, int V>
+__global__ void embed_tokens_kernel(const float* __restrict__ lead, const float* __restrict__ table,
+                                    const T* __restrict__ patches, float* __restrict__ tokens, int64_t lead_rows,
+                                    int64_t p, int64_t e, int64_t total) {
+  pdl_enter();
+  using Vec = std::conditional_t<V == 4, float4, float>;
+  const int64_t n = lead_rows + p;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i * V / e, col = i * V - r * e, img = r / n, row = r - img * n;
+    if (row < lead_rows) {
+      reinterpret_cast<Vec*>(tokens)[i] = *reinterpret_cast<const Vec*>(lead + row * e + col);
+      continue;
+    }
+    Vec v = *reinterpret_cast<const Vec*>(table + (row - lead_rows) * e + col);
+    const T* src = patches + (img * p + row - lead_rows) * e + col;
+    if constexpr (V == 4) {
+      v.x += to_f32(src[0]);
+      v.y += to_f32(src[1]);
+      v.z += to_f32(src[2]);
+      v.w += to_f32(src[3]);
+    } else {
+      v += to_f32(src[0]);
+    }
+    reinterpret_cast<Vec*>(tokens)[i] = v;
+  }
+}
+
 template <typename T>
 void append_kernels(std::vector<KernelInfo>& out, const char* tname) {
   auto add = [&](const char* what, const void* f) { out.push_back({str_cat(what, "<", tname, ">"), f}); };
@@ -259,6 +288,8 @@ void append_kernels(std::vector<KernelInfo>& out, const char* tname) {
   add("binary_general_add", reinterpret_cast<const void*>(&binary_general_kernel<T, 0>));
   add("binary_mod_add_f32b", reinterpret_cast<const void*>(&binary_mod_kernel<T, 0, float>));
   add("binary_general_add_f32b", reinterpret_cast<const void*>(&binary_general_kernel<T, 0, float>));
+  add("embed_tokens_vec4", reinterpret_cast<const void*>(&embed_tokens_kernel<T, 4>));
+  add("embed_tokens", reinterpret_cast<const void*>(&embed_tokens_kernel<T, 1>));
 }
 
 }  // namespace
@@ -300,6 +331,27 @@ void add_scaled(CudaContext& c, const Tensor& x, const Tensor& a, const Tensor& 
       else DACPP_THROW(ErrorCode::Unsupported, "add_scaled (cuda): ", dtype_name(a.dtype()), " branch into a ",
                        dtype_name(x.dtype()), " stream");
     });
+  });
+}
+
+void embed_tokens(CudaContext& c, const Tensor& lead, const Tensor& table, const Tensor& patches, Tensor& tokens) {
+  const int64_t total = tokens.numel();
+  if (total == 0) return;
+  c.make_current();
+  const int64_t p = patches.dim(1), e = patches.dim(2), l = lead.defined() ? lead.dim(0) : 0;
+  const float* lp = lead.defined() ? static_cast<const float*>(lead.raw()) : nullptr;
+  const float* tp = static_cast<const float*>(table.raw());
+  float* yp = static_cast<float*>(tokens.raw());
+  const bool vec = e % 4 == 0 && (lp == nullptr || aligned_to(lp, 16)) && aligned_to(tp, 16) && aligned_to(yp, 16);
+  dispatch_float(patches.dtype(), "embed_tokens", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pp = static_cast<const T*>(patches.raw());
+    if (vec)
+      launch_kernel(c, "embed_tokens", embed_tokens_kernel<T, 4>, grid_for(c, total / 4, kBlock), kBlock, 0, lp, tp,
+                    pp, yp, l, p, e, total / 4);
+    else
+      launch_kernel(c, "embed_tokens", embed_tokens_kernel<T, 1>, grid_for(c, total, kBlock), kBlock, 0, lp, tp, pp,
+                    yp, l, p, e, total);
   });
 }
 

@@ -83,6 +83,7 @@ void add_scaled_layer_norm(CudaContext&, Tensor&, const Tensor&, const Tensor&, 
 void unary(CudaContext&, UnaryKind, const Tensor&, Tensor&) { no_cuda("unary"); }
 void binary(CudaContext&, BinaryKind, const Tensor&, const Tensor&, Tensor&) { no_cuda("binary"); }
 void add_scaled(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) { no_cuda("add_scaled"); }
+void embed_tokens(CudaContext&, const Tensor&, const Tensor&, const Tensor&, Tensor&) { no_cuda("embed_tokens"); }
 void permute(CudaContext&, const Tensor&, const std::vector<int>&, Tensor&) { no_cuda("permute"); }
 void resize_bilinear(CudaContext&, const Tensor&, Tensor&, bool, const float*, bool) {
   no_cuda("resize_bilinear");
