@@ -1,38 +1,14 @@
 #include "layers/conv2d.h"
 
-#include <algorithm>
-
 #include "ops/linear.h"
 #include "ops/permute.h"
 
 namespace dacpp::layers {
 
-namespace {
-
-// The columns of a patch conv's rows: in·k·k rounded up to a multiple of 8.
-int64_t patch_cols(const ConvSpec& s) {
-  return (s.in * s.kernel * s.kernel + 7) / 8 * 8;
-}
-
-}  // namespace
-
 Conv2d::Conv2d(const ModelFile& mf, const std::string& prefix, const ConvSpec& spec)
     : spec_(spec),
       w_(fetch(mf, weight_name(prefix), {spec.out, spec.in, spec.kernel, spec.kernel})),
-      b_(fetch_bias(mf, prefix, spec.out, spec.bias)) {
-  const int64_t k = spec.kernel, cols = spec.in * k * k, kp = patch_cols(spec);
-  if (k > 1 && spec.stride == k && spec.pad == 0 && kp != cols) {
-    const Tensor host = mf.host_f32(weight_name(prefix), {spec.out, spec.in, k, k});
-    Tensor rows = Tensor::empty({spec.out, kp}, DType::F32, weight_name(prefix) + " (patch rows)");
-    for (int64_t o = 0; o < spec.out; ++o) {
-      const float* src = host.data<float>() + o * cols;
-      float* dst = rows.data<float>() + o * kp;
-      std::copy_n(src, cols, dst);
-      std::fill(dst + cols, dst + kp, 0.f);
-    }
-    w_rows_ = mf.placement() != nullptr ? mf.placement()->place(rows, /*keep_f32=*/false) : rows;
-  }
-}
+      b_(fetch_bias(mf, prefix, spec.out, spec.bias)) {}
 
 Tensor Conv2d::forward(Exec& ex, const Tensor& x, ops::Activation act) const {
   // x: [N, in, H, W] → y: [N, out, OH, OW]
@@ -80,25 +56,6 @@ Tensor Conv2d::forward_token_rows(Exec& ex, const Tensor& tokens) const {
               "]");
   Tensor y = ex.alloc({tokens.dim(0), tokens.dim(1), spec_.out}, "conv.token_rows");
   ops::linear(ex.ctx, tokens, w_.reshape({spec_.out, spec_.in}), b_, y);
-  return y;
-}
-
-Tensor Conv2d::forward_patches(Exec& ex, const Tensor& x) const {
-  const int64_t k = spec_.kernel;
-  DACPP_CHECK(spec_.stride == k && spec_.pad == 0, ErrorCode::InvalidArgument, "conv '", w_.name(),
-              "': forward_patches needs kernel == stride and no padding (kernel ", k, ", stride ", spec_.stride,
-              ", pad ", spec_.pad, ")");
-  DACPP_CHECK(x.rank() == 4 && x.dim(1) == spec_.in && x.dim(2) > 0 && x.dim(3) > 0 && x.dim(2) % k == 0 &&
-                  x.dim(3) % k == 0,
-              ErrorCode::InvalidArgument, "conv '", w_.name(), "': input '", x.name(), "' has shape ",
-              shape_str(x.shape()), ", expected [N, ", spec_.in, ", H, W] with H and W positive multiples of ", k);
-  const int64_t n = x.dim(0), gh = x.dim(2) / k, gw = x.dim(3) / k, kk = spec_.in * k * k;
-  const int64_t kp = w_rows_.defined() ? w_rows_.dim(1) : kk;
-  Tensor y = ex.alloc({n, gh * gw, spec_.out}, "conv.patch_tokens");
-  ArenaScope scope(ex.arena);
-  Tensor rows = ex.alloc({n, gh * gw, kp}, "conv.patch_rows");
-  ops::patch_rows(ex.ctx, x, static_cast<int>(k), rows);
-  ops::linear(ex.ctx, rows, w_rows_.defined() ? w_rows_ : w_.reshape({spec_.out, kk}), b_, y);
   return y;
 }
 

@@ -34,14 +34,6 @@ class Conv2d {
   // The same 1×1 conv on tokens [B, P, in] left channels-last: a new [B, P, out] activation (the linear alone), for
   // a consumer that reads tokens (ConvTranspose2d::forward_tokens). InvalidArgument for any other conv.
   Tensor forward_token_rows(Exec& ex, const Tensor& tokens) const;
-  // A conv with kernel == stride and no padding (the ViT patch embedding) producing channels-last tokens:
-  // x [N, in, H, W] (H, W multiples of the kernel) → a new [N, (H/k)·(W/k), out] activation. The patches are gathered
-  // as rows (ops::patch_rows) and multiplied by the weight as rows [out, in·k·k] in one linear: the same sums as
-  // forward() followed by a permute to tokens, with the GEMM in the K-contiguous layout. Where in·k·k is not a
-  // multiple of 8 (DA2 / DA3's 3·14·14 = 588) both are padded with zero columns to the next one (592), made once
-  // at load for the weight: a GEMM's rows of 16-byte multiples in bf16 (on CUDA, cuBLASLt's aligned kernels without
-  // a pass that pitches the rows). InvalidArgument for any other conv.
-  Tensor forward_patches(Exec& ex, const Tensor& x) const;
 
   int64_t in_channels() const { return spec_.in; }
   int64_t out_channels() const { return spec_.out; }
@@ -51,7 +43,6 @@ class Conv2d {
  private:
   ConvSpec spec_;
   Tensor w_, b_;
-  Tensor w_rows_;  // a patch conv's weight as rows [out, Kp], zero-padded (forward_patches); undefined otherwise
 };
 
 // ConvTranspose2d: torch nn.ConvTranspose2d with kernel == stride, padding 0 (the DPT resize layers).

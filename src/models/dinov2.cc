@@ -11,21 +11,13 @@
 namespace dacpp::models {
 namespace {
 
-layers::ConvSpec patch_spec(const VitConfig& c) {
-  layers::ConvSpec s;
-  s.in = 3;
-  s.out = c.embed_dim;
-  s.kernel = s.stride = c.patch_size;
-  return s;
-}
-
 using detail::rows_view;
 
 }  // namespace
 
 Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
     : cfg_(cfg),
-      patch_embed_(mf, names::vit(p, "patch_embed"), patch_spec(cfg)),
+      patch_embed_(mf, names::vit(p, "patch_embed"), 3, cfg.embed_dim, cfg.patch_size),
       rope_(cfg.rope_freq),
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
@@ -64,7 +56,7 @@ Tensor Dinov2::embed(RunState& rs, const Tensor& images, int64_t gh, int64_t gw)
   const int64_t b = images.dim(0), e = cfg_.embed_dim, np = gh * gw, n = 1 + np;
   Tensor tokens = ex.alloc_f32({b, n, e}, "vit.tokens");
   layers::ArenaScope scope(ex.arena);
-  const Tensor patches = patch_embed_.forward_patches(ex, images);
+  const Tensor patches = patch_embed_.forward(ex, images);
   Tensor table = rs.pos_cache.get(ex.ctx, pos_patch_, cfg_.pos_embed_grid, gh, gw, cfg_.interpolate_offset);
   // Every image's class row and its patch rows + the f32 table, into the f32 stream, in one pass.
   ops::embed_tokens(ex.ctx, cls_row_, table, patches, tokens);

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/conv2d.h"
+#include "layers/patch_embed.h"
 #include "layers/dinov2_block.h"
 #include "layers/layer_norm.h"
 #include "layers/rope2d.h"
@@ -62,7 +62,7 @@ class Dinov2 {
   void write_camera_tokens(RunState& rs, Tensor& x, int64_t ref) const;
 
   VitConfig cfg_;
-  layers::Conv2d patch_embed_;
+  layers::PatchEmbed patch_embed_;
   Tensor cls_row_;  // [1, E]   cls_token + pos_embed[0], the class token's input row
   Tensor pos_patch_;  // [M·M, E] the patch rows of pos_embed
   Tensor camera_token_;  // [2, E] any-view only: row 0 for the reference view, row 1 for the others

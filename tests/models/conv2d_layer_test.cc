@@ -1,5 +1,5 @@
-// layers::Conv2d's channels-last entry points (the DPT projections and the ViT patch embedding) against forward()
-// on the NCHW map, and their InvalidArgument errors for convs and inputs they do not take.
+// layers::Conv2d's channels-last entry points (the DPT projections) and layers::PatchEmbed (the ViT patch embedding)
+// against Conv2d::forward() on the NCHW map, and their InvalidArgument errors for convs and inputs they do not take.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -9,6 +9,7 @@
 #include "core/arena.h"
 #include "formats/gguf_test_util.h"
 #include "layers/conv2d.h"
+#include "layers/patch_embed.h"
 #include "ops/context.h"
 #include "ops/op_test_util.h"
 #include "ops/permute.h"
@@ -49,15 +50,20 @@ TEST_F(Conv2dLayerTest, TokensMatchTheNchwConv) {
   test::expect_close(got, want, 1e-6, 1e-5, "forward_tokens");
 }
 
-TEST_F(Conv2dLayerTest, PatchesMatchTheNchwConv) {
-  const layers::Conv2d conv = make({3, 16, 4, 4, 0});
-  const int64_t n = 2, h = 12, w = 8, gh = 3, gw = 2;
-  Tensor x = test::random_tensor({n, 3, h, w}, 4);
-  const Tensor map = conv.forward(ex_, x);  // [n, 16, gh, gw]
-  Tensor want = Tensor::empty({n, gh * gw, 16});
-  ops::permute(ctx_, map.reshape({n, 16, gh * gw}), {0, 2, 1}, want);
-  const Tensor got = conv.forward_patches(ex_, x);
-  test::expect_close(got, want, 1e-6, 1e-5, "forward_patches");
+// The patch embedding against the same weights' NCHW conv permuted to tokens: 3·4·4 = 48 columns (no padding) and
+// 3·3·3 = 27 (weight rows and patch rows padded with zeros to 32).
+TEST_F(Conv2dLayerTest, PatchEmbedMatchesTheNchwConv) {
+  for (const int k : {4, 3}) {
+    const layers::Conv2d conv = make({3, 16, k, k, 0});
+    const layers::PatchEmbed embed(*mf_, "c", 3, 16, k);
+    const int64_t n = 2, gh = 3, gw = 2;
+    Tensor x = test::random_tensor({n, 3, gh * k, gw * k}, 4);
+    const Tensor map = conv.forward(ex_, x);  // [n, 16, gh, gw]
+    Tensor want = Tensor::empty({n, gh * gw, 16});
+    ops::permute(ctx_, map.reshape({n, 16, gh * gw}), {0, 2, 1}, want);
+    const Tensor got = embed.forward(ex_, x);
+    test::expect_close(got, want, 1e-6, 1e-5, "patch embedding, kernel " + std::to_string(k));
+  }
 }
 
 TEST_F(Conv2dLayerTest, TokensRejectOtherConvsAndShapes) {
@@ -73,15 +79,17 @@ TEST_F(Conv2dLayerTest, TokensRejectOtherConvsAndShapes) {
                      {"expected [B, 2·3, 8]"});
 }
 
-TEST_F(Conv2dLayerTest, PatchesRejectOtherConvsAndShapes) {
-  const layers::Conv2d strided = make({3, 8, 4, 2, 0});
-  Tensor x = test::random_tensor({1, 3, 8, 8}, 7);
-  gguf_test::expect_error([&] { strided.forward_patches(ex_, x); }, ErrorCode::InvalidArgument,
-                     {"kernel == stride", "stride 2"});
-  const layers::Conv2d patch = make({3, 8, 4, 4, 0});
+// An input whose sides are not multiples of the kernel, or with other channels, is InvalidArgument naming the layer;
+// a weight of another shape than the one declared is InvalidModel at load.
+TEST_F(Conv2dLayerTest, PatchEmbedRejectsOtherShapes) {
+  make({3, 8, 4, 4, 0});
+  const layers::PatchEmbed embed(*mf_, "c", 3, 8, 4);
   Tensor ragged = test::random_tensor({1, 3, 10, 8}, 8);
-  gguf_test::expect_error([&] { patch.forward_patches(ex_, ragged); }, ErrorCode::InvalidArgument,
-                     {"[1,3,10,8]", "multiples of 4"});
+  gguf_test::expect_error([&] { embed.forward(ex_, ragged); }, ErrorCode::InvalidArgument,
+                          {"patch embedding 'c.weight'", "[1,3,10,8]", "multiples of 4"});
+  Tensor four = test::random_tensor({1, 4, 8, 8}, 9);
+  gguf_test::expect_error([&] { embed.forward(ex_, four); }, ErrorCode::InvalidArgument, {"expected [N, 3, H, W]"});
+  gguf_test::expect_error([&] { layers::PatchEmbed(*mf_, "c", 3, 8, 2); }, ErrorCode::InvalidModel, {"c.weight"});
 }
 
 }  // namespace

@@ -278,8 +278,8 @@ TEST(Im2col3x3TokensTest, BadArgumentsAreNamed) {
 }
 
 // patch_rows against the definition: row i·(W/k) + j of image n holds x[n, c, i·k + ky, j·k + kx] at column
-// (c·k + ky)·k + kx, then zeros up to Kp; and a conv with kernel == stride through Conv2d::forward_patches' rows equals
-// the reference conv (checked in the model tests), so only the gather is checked here.
+// (c·k + ky)·k + kx, then zeros up to Kp. layers::PatchEmbed's rows times its weight rows equal the NCHW conv (checked
+// in conv2d_layer_test and the model tests), so only the gather is checked here.
 TEST(PatchRowsTest, MatchesTheDefinition) {
   ops::Context ctx;
   struct Case {
