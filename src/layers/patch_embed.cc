@@ -24,6 +24,7 @@ PatchEmbed::PatchEmbed(const ModelFile& mf, const std::string& prefix, int64_t i
     std::fill(dst + cols, dst + kp, 0.f);
   }
   rows_ = mf.placement() != nullptr ? mf.placement()->place(rows, /*keep_f32=*/false) : rows;
+  mf.release_pages(host);  // the rows are a copy: the mapped weight is not read again
 }
 
 Tensor PatchEmbed::forward(Exec& ex, const Tensor& x) const {

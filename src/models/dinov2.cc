@@ -22,15 +22,19 @@ Dinov2::Dinov2(const ModelFile& mf, const VitConfig& cfg, const std::string& p)
       norm_(mf, names::vit(p, "norm"), cfg.embed_dim, cfg.final_norm_eps) {
   const int64_t e = cfg.embed_dim, m2 = int64_t{cfg.pos_embed_grid} * cfg.pos_embed_grid;
   // The residual stream is f32 on every device (as under PyTorch autocast), so the tokens written into it are too.
-  // The pos-embed table stays f32 (on the device when placed): it is interpolated per input grid before use.
-  Tensor pos = mf.device_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
-  pos_patch_ = pos.slice0(1, 1 + m2);
-  // The class token's input row, cls_token + pos_embed[0]: the f32 sum every forward would take, taken once.
+  // pos_embed, read once. Its patch rows stay f32 (on the device when placed): they are interpolated per input grid
+  // before use. Its class row goes into the class token's input row, cls_token + pos_embed[0]: the f32 sum every
+  // forward would take, taken once.
+  const Tensor pos_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e}).reshape({1 + m2, e});
   const Tensor cls = mf.host_f32(names::vit(p, "cls_token"), {1, 1, e});
-  const Tensor pos_host = mf.host_f32(names::vit(p, "pos_embed"), {1, 1 + m2, e});
   Tensor lead = Tensor::empty({1, e}, DType::F32, names::vit(p, "cls_token") + " + pos_embed[0]");
   for (int64_t i = 0; i < e; ++i) lead.data<float>()[i] = cls.data<float>()[i] + pos_host.data<float>()[i];
+  const Tensor pos = mf.placement() ? mf.placement()->place(pos_host, /*keep_f32=*/true) : pos_host;
+  pos_patch_ = pos.slice0(1, 1 + m2);
   cls_row_ = mf.placement() ? mf.placement()->place(lead, /*keep_f32=*/true) : lead;
+  // The mapped pages of what was copied are not read again (as ModelFile::device_f32 does).
+  if (pos.raw() != pos_host.raw()) mf.release_pages(pos_host);
+  mf.release_pages(cls);
   if (cfg.alt_start != -1) camera_token_ = mf.device_f32(names::vit(p, "camera_token"), {1, 2, e}).reshape({2, e});
   blocks_.reserve(static_cast<size_t>(cfg.depth));
   for (int i = 0; i < cfg.depth; ++i) {

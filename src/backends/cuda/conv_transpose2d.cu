@@ -391,7 +391,7 @@ void patch_rows(CudaContext& c, const Tensor& x, int k, Tensor& y) {
               ErrorCode::Unsupported, "patch_rows (cuda): shape ", shape_str(y.shape()), " exceeds the kernel's limits");
   c.make_current();
   const int kp = static_cast<int>(y.dim(2));
-  if (kp % 8 == 0 && reinterpret_cast<uintptr_t>(y.raw()) % 16 == 0) {
+  if (kp % 8 == 0 && aligned_to(y.raw(), 16)) {
     const int64_t total8 = total / 8;
     dispatch_float(x.dtype(), "patch_rows", [&](auto tag) {
       using T = decltype(tag);
