@@ -6,8 +6,8 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libdnnl-dev            # oneDNN: CPU matmul, conv, layer norm, softmax
-  libstb-dev             # stb_image / stb_image_write
-  libpng-dev             # 16-bit PNG depth output
+  libstb-dev             # stb_image (the tests read written PNGs with it)
+  libpng-dev             # PNG outputs (8- and 16-bit)
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/fault.h"
+#include "core/host_memory.h"
 
 namespace dacpp {
 
@@ -30,6 +31,11 @@ int64_t shape_numel(const Shape& s) {
 
 std::shared_ptr<void> host_alloc(size_t bytes, const std::string& what) {
   DACPP_FAULT_POINT("host.alloc", ErrorCode::OutOfMemory, "allocating ", bytes, " bytes for ", what);
+  if (host_memory::maps_huge(bytes)) {  // a large buffer in huge pages (core/host_memory.h)
+    void* p = host_memory::map(bytes);
+    if (!p) DACPP_THROW(ErrorCode::OutOfMemory, "host allocation of ", bytes, " bytes for ", what, " failed");
+    return std::shared_ptr<void>(p, [bytes](void* q) { host_memory::unmap(q, bytes); });
+  }
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);

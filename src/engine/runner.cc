@@ -93,6 +93,12 @@ void Runner::set_op_profile(ops::OpProfile* profile) {
   ctx_.set_profile(profile);
 }
 
+ops::Context& Runner::host_ctx() {
+  if (ctx_.device().is_cpu()) return ctx_;
+  if (!host_ctx_) host_ctx_ = std::make_unique<ops::Context>(Device::cpu(), ctx_.pool().size());
+  return *host_ctx_;
+}
+
 models::ModelOutputs Runner::outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps) {
   model_->net().finish(ctx_, out, dumps);
   for (Tensor* t : {&out.depth, &out.sky, &out.conf, &out.rays, &out.ray_conf, &out.extrinsics, &out.intrinsics})
@@ -218,7 +224,7 @@ DepthResult Runner::run(const io::Image& image, const RunOptions& options) {
 
   t0 = Clock::now();
   crash::set_stage("postprocess");
-  postprocess(ctx_, cfg, out, options, res);
+  postprocess(host_ctx(), cfg, out, options, res);
   res.timings.push_back({"postprocess", ms_since(t0)});
   return res;
 }
@@ -261,7 +267,7 @@ std::vector<DepthResult> Runner::run_views(const std::vector<io::Image>& images,
     res.processed_width = batch.width;
     res.source_height = images[v].height();
     res.source_width = images[v].width();
-    postprocess_view(ctx_, out, static_cast<int64_t>(v), options, res);
+    postprocess_view(host_ctx(), out, static_cast<int64_t>(v), options, res);
   }
   const double post_ms = ms_since(t0);
   for (DepthResult& res : results) res.timings = {{"preprocess", pre_ms}, {"forward", fwd_ms}, {"postprocess", post_ms}};

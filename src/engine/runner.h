@@ -123,12 +123,16 @@ class Runner {
   // The model's host-side finish (cameras, the nested alignment; stage dumps to `dumps`), then every output
   // copied to the host.
   models::ModelOutputs outputs_to_host(models::ModelOutputs out, models::ForwardDumps* dumps);
+  // The context of the host-side work on the outputs once they are on the host (postprocess's resizes): ctx_ on
+  // the CPU; on a GPU a CPU context with the same threads, made at first use (ctx_'s ops refuse host tensors).
+  ops::Context& host_ctx();
   // CUDA: eager the first time a geometry is seen, captured as a CUDA graph the second, replayed afterwards.
   models::ModelOutputs forward_graphed(models::RunState& rs, const Tensor& x, const std::string& key);
 
   std::shared_ptr<const Model> model_;
   Limits limits_;
   ops::Context ctx_;
+  std::unique_ptr<ops::Context> host_ctx_;  // GPU runners: host_ctx()
   HostArena arena_;
   std::vector<HostArena> lane_arenas_;  // ops::Lanes' side lanes (GPU only; models::RunState::lane_arenas)
   models::PosEmbedCache pos_cache_;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/host_memory.h"
 
 namespace dacpp::io {
 namespace {
@@ -66,7 +67,7 @@ ValueRange robust_range(const float* values, size_t count, float low_pct, float 
   DACPP_CHECK(values != nullptr || count == 0, ErrorCode::InvalidArgument, "robust_range: no data");
   DACPP_CHECK(low_pct >= 0 && low_pct <= high_pct && high_pct <= 100, ErrorCode::InvalidArgument,
               "robust_range: percentiles ", low_pct, ", ", high_pct, " must satisfy 0 <= low <= high <= 100");
-  std::vector<float> finite;
+  std::vector<float, host_memory::BufferAllocator<float>> finite;  // a 12 MP map's copy in huge pages
   finite.reserve(count);
   for (size_t i = 0; i < count; ++i)
     if (std::isfinite(values[i])) finite.push_back(values[i]);

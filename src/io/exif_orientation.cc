@@ -113,7 +113,7 @@ Image apply_exif_orientation(const Image& image, int orientation) {
   if (orientation == 1 || image.empty()) return image;
   const int h = image.height(), w = image.width();
   const bool swap = orientation >= 5;
-  Image out(swap ? w : h, swap ? h : w);
+  Image out = Image::uninitialized(swap ? w : h, swap ? h : w);  // every pixel written below
   for (int y = 0; y < out.height(); ++y) {
     uint8_t* dst = out.row(y);
     for (int x = 0; x < out.width(); ++x) {

@@ -17,19 +17,27 @@
 
 namespace dacpp::io {
 
-Image::Image(int height, int width) {
+Image::Image(int height, int width) : Image(uninitialized(height, width)) {
+  std::memset(pixels_.data(), 0, pixels_.size());
+}
+
+Image Image::uninitialized(int height, int width) {
   DACPP_CHECK(height > 0 && width > 0, ErrorCode::InvalidArgument, "image size ", height, "x", width,
               " must be positive");
-  height_ = height;
-  width_ = width;
-  pixels_.assign(static_cast<size_t>(height) * static_cast<size_t>(width) * kChannels, 0);
+  Image img;
+  img.height_ = height;
+  img.width_ = width;
+  img.pixels_.resize(static_cast<size_t>(height) * static_cast<size_t>(width) * kChannels);
+  return img;
 }
 
 namespace {
 
 bool is_jpeg(const uint8_t* p, size_t n) { return n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF; }
 
-std::vector<uint8_t> read_whole_file(const std::string& path, const ImageLimits& limits) {
+using Bytes = std::vector<uint8_t, host_memory::BufferAllocator<uint8_t>>;
+
+Bytes read_whole_file(const std::string& path, const ImageLimits& limits) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
@@ -43,7 +51,8 @@ std::vector<uint8_t> read_whole_file(const std::string& path, const ImageLimits&
   DACPP_FAULT_POINT("file.read", ErrorCode::Io, "reading image file '", path, "'");
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!f) DACPP_THROW(ErrorCode::Io, "cannot open image file '", path, "': ", std::strerror(errno));
-  std::vector<uint8_t> bytes;
+  Bytes bytes;
+  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));  // the usual case: one buffer, no regrowth
   uint8_t chunk[1 << 16];
   for (;;) {
     const size_t got = std::fread(chunk, 1, sizeof(chunk), f.get());
@@ -81,15 +90,16 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
               "': truncated or malformed JPEG (no complete marker structure and end-of-image marker)");
   int dw = 0, dh = 0;
   bool corrupt = false;
-  const stb::Pixels px = stb::load_rgb(bytes, len, &dw, &dh, &corrupt);
+  int channels = 0;
+  const stb::Pixels px = stb::load(bytes, len, &dw, &dh, &channels, &corrupt);
   DACPP_CHECK(!corrupt, ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h,
               "): corrupt data (the decoder's consistency check failed)");
   if (!px)
     DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h, "): ", stb::failure_reason());
   DACPP_CHECK(dw == w && dh == h, ErrorCode::InvalidArgument, "image '", name, "': header says ", w, "x", h,
               " but the decoder produced ", dw, "x", dh);
-  Image img(h, w);
-  std::memcpy(img.data(), px.get(), img.size_bytes());
+  Image img = Image::uninitialized(h, w);
+  stb::to_rgb(px.get(), channels, static_cast<size_t>(w) * static_cast<size_t>(h), img.data());
   if (jpeg && limits.apply_exif_orientation) {
     const int orientation = jpeg_exif_orientation(bytes, size);
     if (orientation != 1) return apply_exif_orientation(img, orientation);
@@ -98,7 +108,7 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
 }
 
 Image load_image(const std::string& path, const ImageLimits& limits) {
-  const std::vector<uint8_t> bytes = read_whole_file(path, limits);
+  const Bytes bytes = read_whole_file(path, limits);
   DACPP_CHECK(!bytes.empty(), ErrorCode::InvalidArgument, "image file '", path, "' is empty (0 bytes)");
   return load_image_from_memory(bytes.data(), bytes.size(), limits, path);
 }

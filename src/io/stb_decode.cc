@@ -1,6 +1,7 @@
 #include "io/stb_decode.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 // Set by a failed STBI_ASSERT during the current decode on this thread; an error flag, not a cache.
@@ -34,30 +35,32 @@ bool info(const uint8_t* bytes, int len, int* width, int* height, int* comp) {
   return ok && !t_stb_check_failed;
 }
 
-Pixels load_rgb(const uint8_t* bytes, int len, int* width, int* height, bool* corrupt) {
-  // Decoded in the file's own channel count and expanded to RGB here: stb 2.27's channel conversion of 16-bit
+Pixels load(const uint8_t* bytes, int len, int* width, int* height, int* channels, bool* corrupt) {
+  // Decoded in the file's own channel count and expanded to RGB by to_rgb: stb 2.27's channel conversion of 16-bit
   // PNM data sizes the buffer for 8 bits and reads past it (found by fuzz_image under ASan).
   t_stb_check_failed = false;
   int comp = 0;
   Pixels native(stbi_load_from_memory(bytes, len, width, height, &comp, 0), &stbi_image_free);
   *corrupt = t_stb_check_failed;
-  Pixels none(nullptr, &std::free);
+  *channels = comp;
   if (t_stb_check_failed || !native || comp < 1 || comp > 4 || *width <= 0 || *height <= 0) {
     if (native && !t_stb_check_failed) *corrupt = true;  // decoded, but to a shape stb never produces
-    return none;
+    return Pixels(nullptr, &std::free);
   }
-  const size_t n = static_cast<size_t>(*width) * static_cast<size_t>(*height);
-  Pixels rgb(static_cast<uint8_t*>(std::malloc(n * 3)), &std::free);
-  if (!rgb) return none;
-  const uint8_t* src = native.get();
-  uint8_t* dst = rgb.get();
-  for (size_t i = 0; i < n; ++i, src += comp, dst += 3) {
-    const bool grey = comp < 3;  // grey, grey+alpha: replicate; RGBA: drop alpha
-    dst[0] = src[0];
-    dst[1] = grey ? src[0] : src[1];
-    dst[2] = grey ? src[0] : src[2];
+  return native;
+}
+
+void to_rgb(const uint8_t* src, int channels, size_t pixels, uint8_t* rgb) {
+  if (channels == 3) {
+    std::memcpy(rgb, src, pixels * 3);
+    return;
   }
-  return rgb;
+  const bool grey = channels < 3;  // grey, grey+alpha: replicate; RGBA: drop alpha
+  for (size_t i = 0; i < pixels; ++i, src += channels, rgb += 3) {
+    rgb[0] = src[0];
+    rgb[1] = grey ? src[0] : src[1];
+    rgb[2] = grey ? src[0] : src[2];
+  }
 }
 
 const char* failure_reason() {

@@ -15,9 +15,14 @@ bool info(const uint8_t* bytes, int len, int* width, int* height, int* comp);
 
 using Pixels = std::unique_ptr<uint8_t, void (*)(void*)>;
 
-// Decodes to 8-bit RGB. Null on failure (see failure_reason()); also null, with *corrupt = true, when stb's
-// internal consistency check failed during the decode.
-Pixels load_rgb(const uint8_t* bytes, int len, int* width, int* height, bool* corrupt);
+// Decodes to 8 bits per channel in the file's own channel count (*channels: 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA).
+// Null on failure (see failure_reason()); also null, with *corrupt = true, when stb's internal consistency check
+// failed during the decode or it produced a channel count or size it never does.
+Pixels load(const uint8_t* bytes, int len, int* width, int* height, int* channels, bool* corrupt);
+
+// load()'s `pixels` pixels of `channels` channels as RGB into `rgb` (pixels·3 bytes): grey and grey+alpha
+// replicated, alpha dropped.
+void to_rgb(const uint8_t* src, int channels, size_t pixels, uint8_t* rgb);
 
 // stb's reason for the last failure on this thread; never null.
 const char* failure_reason();

@@ -1,4 +1,4 @@
-// PFM, NPY and 8-bit PNG writers (see writers.h). The 16-bit PNG writer is in png16_writer.cc.
+// PFM and NPY writers (see writers.h). The PNG writers are in png_writer.cc.
 #include "io/writers.h"
 
 #include <cmath>
@@ -6,8 +6,6 @@
 #include <cstring>
 #include <string>
 #include <utility>
-
-#include <stb_image_write.h>
 
 #include "core/error.h"
 
@@ -43,19 +41,6 @@ void check_plane(const char* what, const std::string& path, const void* values, 
               width);
 }
 
-void stb_append(void* ctx, void* data, int size) {
-  auto* out = static_cast<std::vector<uint8_t>*>(ctx);
-  const auto* p = static_cast<const uint8_t*>(data);
-  out->insert(out->end(), p, p + size);
-}
-
-void write_png8_channels(const std::string& path, const uint8_t* px, int height, int width, int channels) {
-  std::vector<uint8_t> bytes;
-  const int ok = stbi_write_png_to_func(&stb_append, &bytes, width, height, channels, px, width * channels);
-  DACPP_CHECK(ok != 0 && !bytes.empty(), ErrorCode::Io, "cannot write '", path, "': PNG encoding failed");
-  write_file_atomic(path, bytes.data(), bytes.size());
-}
-
 }  // namespace
 
 void write_pfm(const std::string& path, const float* values, int height, int width) {
@@ -65,16 +50,6 @@ void write_pfm(const std::string& path, const float* values, int height, int wid
   bytes.reserve(header.size() + static_cast<size_t>(height) * width * 4);
   for (int y = height - 1; y >= 0; --y) append_f32_le(&bytes, values + static_cast<size_t>(y) * width, width);
   write_file_atomic(path, bytes.data(), bytes.size());
-}
-
-void write_png8(const std::string& path, const Image& image) {
-  check_plane("write_png8", path, image.data(), image.height(), image.width());
-  write_png8_channels(path, image.data(), image.height(), image.width(), Image::kChannels);
-}
-
-void write_png8_gray(const std::string& path, const uint8_t* values, int height, int width) {
-  check_plane("write_png8_gray", path, values, height, width);
-  write_png8_channels(path, values, height, width, 1);
 }
 
 std::vector<uint16_t> quantize_u16(const float* values, size_t count, float lo, float hi) {

@@ -20,11 +20,10 @@ void write_file_atomic(const std::string& path, const void* bytes, size_t size);
 // rows bottom to top, as the format requires.
 void write_pfm(const std::string& path, const float* values, int height, int width);
 
-// 8-bit PNG of an RGB image, or of a grey h×w buffer.
+// PNGs through libpng at zlib level 1 with Up-filtered rows (png_writer.cc says why). 8-bit: of an RGB image, or
+// of a grey h×w buffer; 16-bit: greyscale of an h×w buffer.
 void write_png8(const std::string& path, const Image& image);
 void write_png8_gray(const std::string& path, const uint8_t* values, int height, int width);
-
-// 16-bit greyscale PNG (libpng) of an h×w buffer.
 void write_png16(const std::string& path, const uint16_t* values, int height, int width);
 
 // Maps floats linearly so that lo → 0 and hi → 65535 (clamped; NaN → 0), for write_png16. hi must exceed lo.

@@ -118,6 +118,24 @@ TEST_F(WritersTest, Png8RgbRoundTripAndReplace) {
   EXPECT_EQ(entries().size(), 1u);
 }
 
+// Grey 8-bit through libpng (level 1, Up-filtered rows): the file decodes to the same bytes, one channel.
+TEST_F(WritersTest, Png8GrayRoundTrip) {
+  const int h = 37, w = 53;
+  std::vector<uint8_t> v(static_cast<size_t>(h) * w);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i * 7) ^ (i >> 3));
+  write_png8_gray(path("g.png"), v.data(), h, w);
+  int bw = 0, bh = 0, comp = 0;
+  stbi_uc* px = stbi_load(path("g.png").c_str(), &bw, &bh, &comp, 0);
+  ASSERT_NE(px, nullptr);
+  EXPECT_EQ(bw, w);
+  EXPECT_EQ(bh, h);
+  EXPECT_EQ(comp, 1);
+  EXPECT_EQ(0, std::memcmp(px, v.data(), v.size()));
+  stbi_image_free(px);
+  EXPECT_THROW(write_png8_gray(path("g2.png"), nullptr, h, w), Error);
+  EXPECT_THROW(write_png8_gray(path("g2.png"), v.data(), 0, w), Error);
+}
+
 TEST_F(WritersTest, FailuresAreIoErrorsNamingThePath) {
   const float v[4] = {1, 2, 3, 4};
   const std::string missing = path("no/such/dir/x.pfm");
