@@ -70,7 +70,9 @@ TEST_P(RunnerImageCuda, DepthAtThePhotosSizeEqualsTheCpuRunners) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, RunnerImageCuda,
                          ::testing::Values(Case{"tests/fixtures/tiny-da2.gguf", false},
                                            Case{"tests/fixtures/models/da3mono_tiny", false},
-                                           Case{"tests/fixtures/models/da3small_tiny", true}));
+                                           Case{"tests/fixtures/models/da3metric_tiny", false},
+                                           Case{"tests/fixtures/models/da3small_tiny", true},
+                                           Case{"tests/fixtures/models/da3nested_tiny", true}));
 
 }  // namespace
 }  // namespace dacpp

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <limits>
 #include <vector>
 
@@ -56,21 +57,27 @@ nlohmann::json write_depth_outputs(const DepthResult& r, const std::string& out_
     io::write_npy(base + ".depth.npy", d, {h, w});
     files["depth_npy"] = base + ".depth.npy";
   }
+  // The colour map (range, colours, PNG) on its own thread beside the 16-bit PNG: each PNG's deflate is one
+  // thread's work, ~0.5 s apiece for a 4000×3000 map (docs/PERFORMANCE.md, session 40). Its error, if any, is
+  // rethrown by get() once the other outputs are written.
+  std::future<std::string> color;
+  if (sel.color)
+    color = std::async(std::launch::async, [&r, &sel, &base, h, w] {
+      std::vector<float> v = display_values(r);
+      io::ValueRange range = io::robust_range(v.data(), v.size());
+      // Spectral runs red → blue, so it is reversed to draw near (high) values red, as DA2's Spectral_r does.
+      const bool invert = sel.color_map == io::ColorMap::Spectral;
+      io::Image img = io::colorize(v.data(), h, w, sel.color_map, invert, range.lo, range.hi);
+      io::write_png8(base + ".color.png", img);
+      return base + ".color.png";
+    });
   if (sel.png16) {
     const float hi = mm.hi > mm.lo ? mm.hi : mm.lo + 1.f;
     std::vector<uint16_t> q = io::quantize_u16(d, n, mm.lo, hi);
     io::write_png16(base + ".depth.png", q.data(), h, w);
     files["depth_png"] = base + ".depth.png";
   }
-  if (sel.color) {
-    std::vector<float> v = display_values(r);
-    io::ValueRange range = io::robust_range(v.data(), v.size());
-    // Spectral runs red → blue, so it is reversed to draw near (high) values red, as DA2's Spectral_r does.
-    const bool invert = sel.color_map == io::ColorMap::Spectral;
-    io::Image img = io::colorize(v.data(), h, w, sel.color_map, invert, range.lo, range.hi);
-    io::write_png8(base + ".color.png", img);
-    files["color_png"] = base + ".color.png";
-  }
+  if (color.valid()) files["color_png"] = color.get();
   if (sel.sky) {
     DACPP_CHECK(r.sky.defined() && r.sky.numel() > 0, ErrorCode::Unsupported,
                 "--sky: this model has no sky head (only DA3 mono/metric models do)");
