@@ -93,6 +93,7 @@ int serve(const ServerOptions& opt) {
     preload = std::thread([&core, &opt] {
       backend::ModelOptions mo;
       mo.set_model(opt.model);
+      for (const std::string& kv : opt.options) mo.add_options(kv);
       std::string name;
       auto e = core.load(mo, &name);
       std::fprintf(stderr, "dacpp-server: %s\n", e ? e->message.c_str() : ("loaded '" + name + "'").c_str());

@@ -23,10 +23,12 @@ long long parse_number(const std::string& flag, const std::string& value, long l
 }  // namespace
 
 const char* server_usage() {
-  return "usage: dacpp-server [--addr HOST:PORT] [--http-addr HOST:PORT] [--model PATH] [--max-response-bytes N]\n"
+  return "usage: dacpp-server [--addr HOST:PORT] [--http-addr HOST:PORT] [--model PATH [--option KEY:VALUE]...]\n"
+         "                    [--max-response-bytes N]\n"
          "  --addr                gRPC address for LocalAI's backend protocol (default 127.0.0.1:50051)\n"
          "  --http-addr           REST (POST /v1/depth, /healthz, /metrics) and the web viewer at /\n"
          "  --model               load this model at start-up (LoadModel may replace it)\n"
+         "  --option              an option of that load, as LoadModel's Options: device:cuda, precision:f16, ...\n"
          "  --max-response-bytes  largest Depth response (default 50000000, LocalAI's client limit)\n"
          "environment: LOCALAI_GRPC_AUTH_TOKEN (require 'authorization: Bearer <token>'), DACPP_LOG\n";
 }
@@ -46,6 +48,7 @@ ServerOptions parse_server_options(int argc, char** argv) {
     if (arg == "--addr") o.addr = take("--addr");
     else if (arg == "--http-addr") o.http_addr = take("--http-addr");
     else if (arg == "--model") o.model = take("--model");
+    else if (arg == "--option") o.options.push_back(take("--option"));
     else if (arg == "--max-response-bytes")
       o.max_response_bytes = static_cast<uint64_t>(parse_number(arg, take("--max-response-bytes"), 1, 1ll << 40));
     else if (arg == "--worker") o.worker = true;
@@ -55,6 +58,8 @@ ServerOptions parse_server_options(int argc, char** argv) {
     else std::fprintf(stderr, "dacpp: warn: ignoring unknown argument '%s'\n", argv[i]);
   }
   DACPP_CHECK(!o.addr.empty(), ErrorCode::InvalidArgument, "--addr is empty");
+  DACPP_CHECK(o.options.empty() || !o.model.empty(), ErrorCode::InvalidArgument,
+              "--option applies to the start-up load: give --model too");
   DACPP_CHECK(!o.worker || o.worker_fd >= 0, ErrorCode::InvalidArgument, "--worker needs --worker-fd");
   return o;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace dacpp::server {
 
@@ -14,6 +15,7 @@ struct ServerOptions {
   std::string addr = "127.0.0.1:50051";  // gRPC listen address
   std::string http_addr;                 // REST + web viewer; empty = off
   std::string model;                     // a model to load at start (in the background; Health answers at once)
+  std::vector<std::string> options;      // --option KEY:VALUE: that load's options, as LoadModel's Options
   uint64_t max_response_bytes = 0;       // 0 = kDefaultMaxResponseBytes
   bool help = false;
   // Hidden worker mode (spawned by the Supervisor).

@@ -4,9 +4,10 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
-from server_harness import Server, http, image_b64
+from server_harness import SERVER_BIN, TINY_MODEL, Server, http, image_b64
 
 
 class RestTest(unittest.TestCase):
@@ -81,6 +82,51 @@ class RestTest(unittest.TestCase):
                 f.flush()
                 r = subprocess.run([node, "--check", f.name], capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class StartupLoadTest(unittest.TestCase):
+    """--model with --option KEY:VALUE: the start-up load takes LoadModel's options (how a standalone server picks
+    device:cuda), and a bad one fails that load with its cause on stderr while the server keeps answering."""
+
+    def depth_when_loaded(self, srv, seconds=30):
+        body = json.dumps({"image": "data:image/png;base64," + image_b64()})
+        deadline = time.time() + seconds
+        while True:
+            status, raw = http(srv.http_port, "POST", "/v1/depth", body, {"Content-Type": "application/json"})
+            if status == 200 or time.time() > deadline:
+                return status, json.loads(raw)
+            time.sleep(0.1)
+
+    def test_options_reach_the_startup_load(self):
+        srv = Server(http=True, args=["--model", TINY_MODEL, "--option", "size:70", "--option=threads:1"])
+        try:
+            srv.wait_ready()
+            status, j = self.depth_when_loaded(srv)
+            self.assertEqual(status, 200, j)
+            self.assertEqual(len(j["depth"]), j["width"] * j["height"])
+            self.assertTrue(any("loaded 'tiny-da2'" in l for l in srv.stderr_lines), srv.stderr())
+        finally:
+            srv.stop()
+
+    def test_a_bad_option_fails_the_startup_load_with_its_cause(self):
+        srv = Server(http=True, args=["--model", TINY_MODEL, "--option", "device:nonsense"])
+        try:
+            srv.wait_ready()
+            deadline = time.time() + 30
+            while time.time() < deadline and not any("nonsense" in l for l in srv.stderr_lines):
+                time.sleep(0.05)
+            self.assertTrue(any("[dacpp:E_" in l and "nonsense" in l for l in srv.stderr_lines), srv.stderr())
+            status, j = self.depth_when_loaded(srv, seconds=0)
+            self.assertNotEqual(status, 200, j)
+            self.assertIn("no model", j["error"]["message"])
+        finally:
+            srv.stop()
+
+    def test_an_option_without_a_model_is_a_usage_error(self):
+        proc = subprocess.run([SERVER_BIN, "--addr", "127.0.0.1:1", "--option", "device:cpu"], capture_output=True,
+                              text=True, timeout=30)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--option applies to the start-up load", proc.stderr)
 
 
 if __name__ == "__main__":
