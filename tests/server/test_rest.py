@@ -2,12 +2,13 @@
 import json
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
 import unittest
 
-from server_harness import SERVER_BIN, TINY_MODEL, Server, http, image_b64
+from server_harness import IMAGE, SERVER_BIN, TINY_MODEL, Server, http, image_b64, pb
 
 
 class RestTest(unittest.TestCase):
@@ -33,6 +34,16 @@ class RestTest(unittest.TestCase):
         self.assertIs(j["is_metric"], False)
         for absent in ("confidence", "sky", "extrinsics", "points", "point_colors"):
             self.assertNotIn(absent, j)
+
+    def test_depth_numbers_read_back_to_the_grpc_floats(self):
+        # REST writes each float32 in its shortest round-trip form: read back as float32, every value equals the
+        # one gRPC's Depth returns for the same image (bit for bit).
+        status, j = self.post({"image": "data:image/png;base64," + image_b64()})
+        self.assertEqual(status, 200, j)
+        r = self.srv.call("Depth", pb.DepthRequest(src=IMAGE, include_depth=True))
+        self.assertEqual((j["width"], j["height"]), (r.width, r.height))
+        as_f32 = lambda xs: struct.pack("<%df" % len(xs), *xs)  # noqa: E731
+        self.assertEqual(as_f32(j["depth"]), as_f32(list(r.depth)))
 
     def test_errors_use_localai_body_and_status(self):
         cases = [
