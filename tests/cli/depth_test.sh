@@ -198,6 +198,22 @@ assert [("error" in r) for r in j] == [False, True, False], j
 assert j[1]["input"].endswith("fake.png"), j[1]
 PY
 
+# An output that cannot be written, in the middle of a run: the files are written beside the next images' forwards
+# (up to 4 results waiting), yet the summary keeps the input order and the run fails as an unwritable output (3).
+mkdir -p "$TMP/wr" "$TMP/wr_out/b.depth.npy"
+for n in a b c d; do cp "$IMG" "$TMP/wr/$n.png"; done
+expect_exit 3 "$DACPP" depth -m "$DA2" "$TMP/wr/a.png" "$TMP/wr/b.png" "$TMP/wr/c.png" "$TMP/wr/d.png" \
+  -o "$TMP/wr_out" --size 70 --npy --json
+expect_file "$TMP/wr_out/a.depth.npy" "$TMP/wr_out/c.depth.npy" "$TMP/wr_out/d.depth.npy"
+expect_grep "cannot write .*b\.depth\.npy" "$TMP/err"
+pycheck "$TMP/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert [r["input"].rsplit("/", 1)[1] for r in j] == ["a.png", "b.png", "c.png", "d.png"], j
+assert [("error" in r) for r in j] == [False, True, False, False], j
+assert j[1]["code"] == "Io", j[1]
+PY
+
 # ---- bad models -----------------------------------------------------------------------------------------------------
 head -c 4096 "$DA2" > "$TMP/trunc.gguf"
 expect_exit 3 "$DACPP" depth -m "$TMP/trunc.gguf" "$IMG" -o "$TMP/tm"
