@@ -11,7 +11,7 @@ BUILD="${1:-$ROOT/build/cuda}"
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/libs" "$ROOT/.carry"
-for b in "$BUILD/dacpp" "$BUILD/dacpp_parity" "$BUILD/tests/dacpp_gpu_tests"; do
+for b in "$BUILD/dacpp" "$BUILD/dacpp_parity" "$BUILD/tests/dacpp_gpu_tests" "$BUILD/dacpp_decode_bench"; do
   [ -x "$b" ] || { echo "pack_carry: $b is missing (build dacpp dacpp_parity dacpp_gpu_tests first)" >&2; exit 1; }
   cp "$b" "$STAGE/bin/"
 done

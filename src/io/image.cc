@@ -1,4 +1,5 @@
-// Image decoding through stb_image (compiled in: io/stb_decode.h), with limits checked from the header first.
+// Image decoding: JPEG through libjpeg-turbo (io/jpeg_decode.h), CMYK JPEGs and every other format through stb_image
+// (compiled in: io/stb_decode.h), with limits checked from the header first.
 #include "io/image.h"
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "io/exif_orientation.h"
+#include "io/jpeg_decode.h"
 #include "io/jpeg_guard.h"
 #include "io/stb_decode.h"
 
@@ -65,14 +67,27 @@ Bytes read_whole_file(const std::string& path, const ImageLimits& limits) {
   return bytes;
 }
 
-}  // namespace
+void check_pixels(int w, int h, const ImageLimits& limits, const std::string& name) {
+  const int64_t pixels = static_cast<int64_t>(w) * h;
+  DACPP_CHECK(w > 0 && h > 0 && pixels <= limits.max_pixels, ErrorCode::InvalidArgument, "image '", name, "' is ",
+              w, "x", h, " = ", pixels, " pixels, over the limit of ", limits.max_pixels, " pixels");
+}
 
-Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
-  DACPP_FAULT_POINT("image.decode", ErrorCode::InvalidArgument, "decoding image '", name, "'");
-  DACPP_CHECK(bytes != nullptr && size > 0, ErrorCode::InvalidArgument, "image '", name, "' is empty (0 bytes)");
-  DACPP_CHECK(static_cast<uint64_t>(size) <= static_cast<uint64_t>(limits.max_file_bytes),
-              ErrorCode::InvalidArgument, "image '", name, "' is ", size, " bytes, over the limit of ",
-              limits.max_file_bytes, " bytes");
+// A JPEG in grey, YCbCr or RGB through libjpeg; an empty image for CMYK / YCCK, which stb converts.
+Image decode_jpeg(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
+  jpeg::Reader reader(limits.max_jpeg_scans);
+  if (!reader.read_header(bytes, size))
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", reader.error());
+  if (!reader.rgb_output()) return Image();
+  const int w = reader.width(), h = reader.height();
+  check_pixels(w, h, limits, name);
+  Image img = Image::uninitialized(h, w);
+  if (!reader.decode(img.data(), static_cast<size_t>(w) * Image::kChannels))
+    DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "' (", w, "x", h, "): ", reader.error());
+  return img;
+}
+
+Image decode_stb(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
   DACPP_CHECK(size <= static_cast<size_t>(INT_MAX), ErrorCode::InvalidArgument, "image '", name, "' is ", size,
               " bytes, more than the decoder accepts");
   const int len = static_cast<int>(size);
@@ -82,12 +97,7 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
   if (!stb::info(bytes, len, &w, &h, &comp))
     DACPP_THROW(ErrorCode::InvalidArgument, "cannot decode image '", name, "': ", stb::failure_reason(),
                 " (supported: JPEG, PNG, BMP, TGA, GIF, PSD, HDR, PIC)");
-  const int64_t pixels = static_cast<int64_t>(w) * h;
-  DACPP_CHECK(w > 0 && h > 0 && pixels <= limits.max_pixels, ErrorCode::InvalidArgument, "image '", name, "' is ",
-              w, "x", h, " = ", pixels, " pixels, over the limit of ", limits.max_pixels, " pixels");
-  const bool jpeg = is_jpeg(bytes, size);
-  DACPP_CHECK(!jpeg || jpeg_looks_complete(bytes, size), ErrorCode::InvalidArgument, "cannot decode image '", name,
-              "': truncated or malformed JPEG (no complete marker structure and end-of-image marker)");
+  check_pixels(w, h, limits, name);
   int dw = 0, dh = 0;
   bool corrupt = false;
   int channels = 0;
@@ -100,6 +110,23 @@ Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimit
               " but the decoder produced ", dw, "x", dh);
   Image img = Image::uninitialized(h, w);
   stb::to_rgb(px.get(), channels, static_cast<size_t>(w) * static_cast<size_t>(h), img.data());
+  return img;
+}
+
+}  // namespace
+
+Image load_image_from_memory(const uint8_t* bytes, size_t size, const ImageLimits& limits, const std::string& name) {
+  DACPP_FAULT_POINT("image.decode", ErrorCode::InvalidArgument, "decoding image '", name, "'");
+  DACPP_CHECK(bytes != nullptr && size > 0, ErrorCode::InvalidArgument, "image '", name, "' is empty (0 bytes)");
+  DACPP_CHECK(static_cast<uint64_t>(size) <= static_cast<uint64_t>(limits.max_file_bytes),
+              ErrorCode::InvalidArgument, "image '", name, "' is ", size, " bytes, over the limit of ",
+              limits.max_file_bytes, " bytes");
+  const bool jpeg = is_jpeg(bytes, size);
+  DACPP_CHECK(!jpeg || jpeg_looks_complete(bytes, size), ErrorCode::InvalidArgument, "cannot decode image '", name,
+              "': truncated or malformed JPEG (no complete marker structure and end-of-image marker)");
+  Image img;
+  if (jpeg) img = decode_jpeg(bytes, size, limits, name);
+  if (img.empty()) img = decode_stb(bytes, size, limits, name);
   if (jpeg && limits.apply_exif_orientation) {
     const int orientation = jpeg_exif_orientation(bytes, size);
     if (orientation != 1) return apply_exif_orientation(img, orientation);

@@ -1,6 +1,7 @@
 // Image: a decoded 8-bit RGB picture (H×W×3, interleaved, rows contiguous, owning), and the decoders that make one
-// from a file or from bytes in memory (JPEG, PNG, BMP, TGA, GIF first frame, PSD, HDR→8-bit, PIC via stb_image;
-// PNM is compiled out, see io/stb_decode.h). Grey and grey+alpha become RGB by replication; alpha is dropped (as PIL's convert("RGB") does).
+// from a file or from bytes in memory: JPEG through libjpeg-turbo (io/jpeg_decode.h: the pixels cv2.imread gives);
+// CMYK JPEG, PNG, BMP, TGA, GIF first frame, PSD, HDR→8-bit and PIC through stb_image (PNM is compiled out, see
+// io/stb_decode.h). Grey and grey+alpha become RGB by replication; alpha is dropped (as PIL's convert("RGB") does).
 // JPEG EXIF orientation (tag 0x0112 in IFD0 of the APP1 "Exif" segment) is applied by default.
 #pragma once
 
@@ -45,6 +46,8 @@ struct ImageLimits {
   int64_t max_pixels = int64_t{64} * 1000 * 1000;
   // Largest accepted encoded size in bytes, of a file (checked before it is read) or a buffer in memory.
   int64_t max_file_bytes = int64_t{1} << 30;
+  // Most scans a JPEG may hold (a photo has 1 to ~20; a crafted progressive file of thousands takes minutes).
+  int max_jpeg_scans = 256;
   // Apply the JPEG EXIF orientation (the official DA2/DA3 loaders do not; turn off for bit-parity with them).
   bool apply_exif_orientation = true;
 };

@@ -1,4 +1,5 @@
-// libFuzzer target: the image decoders (PNG, JPEG + EXIF orientation, BMP, ... through stb) from memory.
+// libFuzzer target: the image decoders (JPEG through libjpeg-turbo, CMYK JPEG, PNG, BMP, ... through stb; EXIF
+// orientation) from memory.
 // The pixel limit is lowered so one input cannot allocate gigabytes; the limit check itself is what is tested.
 #include <cstddef>
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -255,6 +256,83 @@ TEST(ImageLoad, FaultInjection) {
   fault::configure("file.read");
   EXPECT_EQ(code_of([&] { load_image(kImages + "/plain.jpg"); }), ErrorCode::Io);
   fault::configure("");
+}
+
+}  // namespace
+}  // namespace dacpp::io
+
+namespace dacpp::io {
+namespace {
+
+const std::string kJpeg = kImages + "/jpeg";
+
+// scripts/gen_jpeg_fixtures.py: each JPEG beside the PNG that libjpeg (through PIL, with the defaults cv2.imread
+// uses) decodes it to. Odd sizes (83×61), so the chroma planes end in partial blocks.
+TEST(JpegDecode, PixelsMatchLibjpegsDecode) {
+  for (const char* name : {"s420", "s422_prog", "s444", "grey", "restart", "many_scans"}) {
+    SCOPED_TRACE(name);
+    const Image got = load_image(kJpeg + "/" + name + ".jpg");
+    const Image want = load_image(kJpeg + "/" + name + ".png");
+    ASSERT_EQ(got.height(), 61);
+    ASSERT_EQ(got.width(), 83);
+    ASSERT_EQ(want.height(), 61);
+    ASSERT_EQ(want.width(), 83);
+    int differing = 0;
+    for (size_t i = 0; i < got.size_bytes(); ++i) differing += got.data()[i] != want.data()[i];
+    EXPECT_EQ(differing, 0);
+  }
+  // The grey JPEG's pixels are replicated to the three channels.
+  const Image grey = load_image(kJpeg + "/grey.jpg");
+  for (int x = 0; x < grey.width(); ++x) {
+    EXPECT_EQ(grey.row(30)[3 * x], grey.row(30)[3 * x + 1]);
+    EXPECT_EQ(grey.row(30)[3 * x], grey.row(30)[3 * x + 2]);
+  }
+}
+
+TEST(JpegDecode, CmykGoesThroughStb) {
+  const Image cmyk = load_image(kJpeg + "/cmyk.jpg");
+  const Image rgb = load_image(kJpeg + "/s444.png");
+  ASSERT_EQ(cmyk.height(), rgb.height());
+  ASSERT_EQ(cmyk.width(), rgb.width());
+  double diff = 0;
+  for (size_t i = 0; i < rgb.size_bytes(); ++i) diff += std::abs(int(cmyk.data()[i]) - int(rgb.data()[i]));
+  EXPECT_LT(diff / static_cast<double>(rgb.size_bytes()), 4.0);  // two lossy encodings of one picture
+}
+
+TEST(JpegDecode, CorruptScanDataIsRefused) {
+  std::string msg;
+  EXPECT_EQ(code_of([&] { load_image(kJpeg + "/corrupt_entropy.jpg"); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("corrupt JPEG data"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("corrupt_entropy.jpg"), std::string::npos) << msg;
+}
+
+TEST(JpegDecode, ScanLimit) {
+  ImageLimits limits;
+  limits.max_jpeg_scans = 66;  // the file has 66
+  EXPECT_EQ(load_image(kJpeg + "/many_scans.jpg", limits).width(), 83);
+  limits.max_jpeg_scans = 50;
+  std::string msg;
+  EXPECT_EQ(code_of([&] { load_image(kJpeg + "/many_scans.jpg", limits); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("more than 50 scans"), std::string::npos) << msg;
+}
+
+TEST(JpegDecode, PixelLimitIsCheckedFromTheHeader) {
+  ImageLimits limits;
+  limits.max_pixels = 83 * 61 - 1;
+  std::string msg;
+  EXPECT_EQ(code_of([&] { load_image(kJpeg + "/s420.jpg", limits); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("83x61"), std::string::npos) << msg;
+  // A header claiming 60000×60000 with no scan at all: refused before anything is allocated.
+  std::vector<uint8_t> b = testing::read_file_bytes(kJpeg + "/s420.jpg");
+  for (size_t i = 0; i + 8 < b.size(); ++i) {
+    if (b[i] == 0xFF && b[i + 1] == 0xC0) {  // SOF0: length(2) precision(1) height(2) width(2)
+      b[i + 5] = 0xEA, b[i + 6] = 0x60, b[i + 7] = 0xEA, b[i + 8] = 0x60;
+      break;
+    }
+  }
+  EXPECT_EQ(code_of([&] { load_image_from_memory(b.data(), b.size(), {}, "huge.jpg"); }, &msg),
+            ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("60000x60000"), std::string::npos) << msg;
 }
 
 }  // namespace
