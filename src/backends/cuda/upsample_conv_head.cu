@@ -422,13 +422,31 @@ namespace taps {
 constexpr int kTile = 16, kThreads = kTile * kTile, kSpan = kTile + 2;  // output tile, its one-pixel border
 constexpr int kChannels = 9 * head::kHidden;                            // z's channels per pixel
 constexpr int kPatch = 13;  // source rows / columns staged per block (host: ceil(17·scale) + 3 <= kPatch)
+// A smaller frame where the exact extent allows (patch_extent; any ×2 upsample: ≤ 11): 72 KB instead of 100, so
+// three blocks share a multiprocessor instead of two. DA2-L's out1 (148² → 296², 4 chunks) on an H100: 71.4 → 63.3
+// µs; DA2-S's 21.3 → 18.7 µs (session 41).
+constexpr int kSmallPatch = 11;
 constexpr int kPixelBytes = kChannels * 2 + 16;  // one staged pixel, padded: 8 pixels in a row hit 8 bank groups
-constexpr int kSmem = kPatch * kPatch * kPixelBytes;
+constexpr int smem_bytes(int patch) { return patch * patch * kPixelBytes; }
 
 // The source extent of kSpan consecutive output positions of an axis: at most ceil((kSpan - 1) · scale) + 2 source
 // pixels in reals; one more for the f32 rounding of the products.
 inline bool patch_fits(float scale) {
   return std::ceil(static_cast<double>(kSpan - 1) * scale) + 3 <= kPatch;
+}
+
+// The largest source extent of any tile's kSpan positions on an axis of `out` outputs resampled from `in`, in the
+// kernel's own arithmetic (conv3x3_wg::upsample_tap: one rounded f32 product, floor, the clamps; x86-64 float
+// arithmetic rounds as the device's __fmul_rn), so the kernel's extent never exceeds it.
+inline int patch_extent(int in, int out, float scale) {
+  const auto first = [&](int o) { return std::min(static_cast<int>(std::floor(scale * static_cast<float>(o))), in - 1); };
+  int most = 0;
+  for (int o0 = 0; o0 < out; o0 += kTile) {
+    const int f = std::max(o0 - 1, 0), l = std::min(o0 + kTile, out - 1);
+    const int i0 = first(f), i1 = first(l) < in - 1 ? first(l) + 1 : first(l);
+    most = std::max(most, i1 - i0 + 1);
+  }
+  return most;
 }
 
 // Two 16-bit values of a 32-bit word as floats (lo in the low half).
@@ -480,8 +498,8 @@ struct Blend {
 // channel, + b1); otherwise a conv's (+ bias, optional ReLU, the 32 channels stored to NCHW y). (Staging the patch
 // in three phases, one per kernel row, so that the first row's blends start while the others load, measured slower:
 // 50 → 59 µs at DA2-L's 518².)
-template <typename T, bool kHead>
-__global__ void __launch_bounds__(kThreads, 2)
+template <typename T, bool kHead, int kPatch>
+__global__ void __launch_bounds__(kThreads, kPatch <= kSmallPatch ? 3 : 2)
     upsample_taps_kernel(const T* __restrict__ z, const float* __restrict__ b3, const T* __restrict__ w1,
                          const float* __restrict__ b1, T* __restrict__ y, head::Args a, Blend bl) {
   extern __shared__ uint4 taps_smem[];
@@ -618,9 +636,17 @@ void run(CudaContext& c, const Tensor& x, const void* wt, const float* tap_bias,
   Blend bl{kChannels * chunks, chunks, relu ? 1 : 0};
   bl.tap_bias = tap_bias;
   const int64_t n = x.dim(0), p = static_cast<int64_t>(a.h) * a.w;
-  auto* kernel = &upsample_taps_kernel<T, kHead>;
-  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem), what,
-                   " taps: shared memory of ", kSmem, " bytes");
+  // The conv's blend in the small frame where every tile's patch fits it (out1's ×2). The head's ×1.75 reaches 12.
+  auto* kernel = &upsample_taps_kernel<T, kHead, kPatch>;
+  int smem = smem_bytes(kPatch);
+  if constexpr (!kHead) {
+    if (patch_extent(a.h, a.oh, a.scale_h) <= kSmallPatch && patch_extent(a.w, a.ow, a.scale_w) <= kSmallPatch) {
+      kernel = &upsample_taps_kernel<T, false, kSmallPatch>;
+      smem = smem_bytes(kSmallPatch);
+    }
+  }
+  DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), what,
+                   " taps: shared memory of ", smem, " bytes");
   const int64_t y_image = y.dim(1) * a.oh * a.ow;
   for (int64_t n0 = 0; n0 < n; n0 += zp.chunk) {
     const int64_t nb = std::min(zp.chunk, n - n0);
@@ -641,7 +667,7 @@ void run(CudaContext& c, const Tensor& x, const void* wt, const float* tap_bias,
     gemm(c, s, wt, static_cast<const T*>(x.raw()) + n0 * a.c * p, zbuf, nullptr, what);
     const dim3 grid(static_cast<unsigned>((a.ow + kTile - 1) / kTile),
                     static_cast<unsigned>((a.oh + kTile - 1) / kTile), static_cast<unsigned>(nb * chunks));
-    launch_kernel(c, "upsample_taps", kernel, grid, kThreads, kSmem, zbuf, b3, w1, b1,
+    launch_kernel(c, "upsample_taps", kernel, grid, kThreads, smem, zbuf, b3, w1, b1,
                   static_cast<T*>(y.raw()) + n0 * y_image, a, bl);
   }
 }
@@ -870,10 +896,17 @@ std::vector<KernelInfo> upsample_conv_head_kernels() {
        reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__nv_bfloat16, 32>)},
       {"upsample_conv_head<f16,64>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 64>)},
       {"upsample_conv_head<f16,32>", reinterpret_cast<const void*>(&head::upsample_conv_head_kernel<__half, 32>)},
-      {"upsample_taps<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, true>)},
-      {"upsample_taps<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, true>)},
-      {"upsample_taps_conv<bf16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, false>)},
-      {"upsample_taps_conv<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, false>)},
+      {"upsample_taps<bf16>",
+       reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, true, taps::kPatch>)},
+      {"upsample_taps<f16>", reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, true, taps::kPatch>)},
+      {"upsample_taps_conv<bf16>",
+       reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, false, taps::kPatch>)},
+      {"upsample_taps_conv<f16>",
+       reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, false, taps::kPatch>)},
+      {"upsample_taps_conv<bf16,11>",
+       reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__nv_bfloat16, false, taps::kSmallPatch>)},
+      {"upsample_taps_conv<f16,11>",
+       reinterpret_cast<const void*>(&taps::upsample_taps_kernel<__half, false, taps::kSmallPatch>)},
   };
 }
 
