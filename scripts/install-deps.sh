@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libdnnl-dev            # oneDNN: CPU matmul, conv, layer norm, softmax
   libstb-dev             # stb_image (the tests read written PNGs with it)
-  libpng-dev             # PNG outputs (8- and 16-bit)
+  libpng-dev zlib1g-dev  # PNG outputs (8- and 16-bit; zlib for their strips deflated in parallel)
   libjpeg-dev            # JPEG input: libjpeg-turbo (Debian libjpeg62-turbo-dev, Ubuntu libjpeg-turbo8-dev)
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev

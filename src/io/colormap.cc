@@ -93,16 +93,22 @@ Image colorize(const float* values, int height, int width, ColorMap map, bool in
   DACPP_CHECK(height > 0 && width > 0, ErrorCode::InvalidArgument, "colorize: bad size ", height, "x", width);
   DACPP_CHECK(std::isfinite(lo) && std::isfinite(hi) && hi > lo, ErrorCode::InvalidArgument, "colorize: range [",
               lo, ", ", hi, "] is empty or not finite");
-  Image out(height, width);
+  Image out = Image::uninitialized(height, width);  // every pixel written below
   const double scale = 1.0 / (static_cast<double>(hi) - lo);
-  const size_t n = static_cast<size_t>(height) * width;
+  const int64_t n = static_cast<int64_t>(height) * width;
   uint8_t* px = out.data();
-  for (size_t i = 0; i < n; ++i) {
+  // Each pixel on its own: rows of a 12 MP map over the cores (~0.3 s on one).
+#pragma omp parallel for schedule(static) if (n >= (int64_t{1} << 20))
+  for (int64_t i = 0; i < n; ++i) {
     const float v = values[i];
-    if (!std::isfinite(v)) continue;  // black
+    uint8_t* rgb = px + i * 3;
+    if (!std::isfinite(v)) {  // black
+      rgb[0] = rgb[1] = rgb[2] = 0;
+      continue;
+    }
     double t = std::clamp((static_cast<double>(v) - lo) * scale, 0.0, 1.0);
     if (invert) t = 1.0 - t;
-    color_at(map, static_cast<float>(t), px + i * 3);
+    color_at(map, static_cast<float>(t), rgb);
   }
   return out;
 }

@@ -1,7 +1,9 @@
 // Colour maps, colorize and the robust display range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -51,6 +53,32 @@ TEST(ColorMap, ColorizeInvertClampAndNonFinite) {
   EXPECT_EQ(b.data()[3], 0);
   EXPECT_THROW(colorize(v, 2, 2, ColorMap::Gray, false, 1.f, 1.f), Error);
   EXPECT_THROW(colorize(nullptr, 2, 2, ColorMap::Gray, false, 0.f, 1.f), Error);
+}
+
+// A map over 1 M pixels is coloured on several threads: each pixel as color_at gives it, non-finite ones black
+// (the image is not zero-filled first, so every pixel must be written).
+TEST(ColorMap, LargeMapsEqualThePixelByPixelColours) {
+  const int h = 1031, w = 1027;
+  std::vector<float> v(static_cast<size_t>(h) * w);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i)) * 5.0);
+  v[0] = NAN;
+  v[v.size() / 2] = INFINITY;
+  v[v.size() - 1] = -INFINITY;
+  for (ColorMap map : {ColorMap::Turbo, ColorMap::Spectral, ColorMap::Gray}) {
+    const Image img = colorize(v.data(), h, w, map, map == ColorMap::Spectral, -4.f, 4.5f);
+    size_t wrong = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint8_t want[3] = {0, 0, 0};
+      if (std::isfinite(v[i])) {
+        const double lo = -4.f, scale = 1.0 / (static_cast<double>(4.5f) - lo);  // colorize's own expression
+        double t = std::clamp((static_cast<double>(v[i]) - lo) * scale, 0.0, 1.0);
+        if (map == ColorMap::Spectral) t = 1.0 - t;
+        color_at(map, static_cast<float>(t), want);
+      }
+      wrong += std::memcmp(img.data() + 3 * i, want, 3) != 0;
+    }
+    EXPECT_EQ(wrong, 0u) << color_map_name(map);
+  }
 }
 
 TEST(ColorMap, RobustRangeIsNumpyPercentiles) {
