@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/fault.h"
@@ -29,7 +31,14 @@ Image Image::uninitialized(int height, int width) {
   Image img;
   img.height_ = height;
   img.width_ = width;
-  img.pixels_.resize(static_cast<size_t>(height) * static_cast<size_t>(width) * kChannels);
+  const size_t bytes = static_cast<size_t>(height) * static_cast<size_t>(width) * kChannels;
+  try {
+    img.pixels_.resize(bytes);
+  } catch (const std::bad_alloc&) {  // std::bad_array_new_length too
+    DACPP_THROW(ErrorCode::OutOfMemory, "image of ", width, "x", height, ": cannot allocate ", bytes, " bytes");
+  } catch (const std::length_error&) {  // over the vector's max_size
+    DACPP_THROW(ErrorCode::OutOfMemory, "image of ", width, "x", height, ": ", bytes, " bytes is more than can be held");
+  }
   return img;
 }
 

@@ -21,7 +21,8 @@ class Image {
   Image() = default;
   // A zero-filled height×width RGB image. Throws InvalidArgument for a non-positive side.
   Image(int height, int width);
-  // The same size without the zero fill, for a caller that writes every byte (a decoder, a rotation).
+  // The same size without the zero fill, for a caller that writes every byte (a decoder, a rotation). Both throw
+  // OutOfMemory, with the size, when the pixels cannot be allocated.
   static Image uninitialized(int height, int width);
 
   int height() const { return height_; }

@@ -247,6 +247,19 @@ TEST(ImageLoad, PixelLimitIsCheckedFromTheHeader) {
   EXPECT_EQ(load_image(kImages + "/sample_small.png", small).height(), 61);
 }
 
+// An image whose pixels cannot be allocated is a typed OutOfMemory error with its size, not a std::bad_alloc.
+// (Not under AddressSanitizer, whose allocator stops the process on a request this large.)
+TEST(ImageAlloc, FailureIsOutOfMemoryWithTheSize) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer aborts on a 3 EB request instead of failing it";
+#else
+  std::string msg;
+  EXPECT_EQ(code_of([&] { Image::uninitialized(1 << 30, 1 << 30); }, &msg), ErrorCode::OutOfMemory);
+  EXPECT_NE(msg.find("1073741824x1073741824"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("3458764513820540928 bytes"), std::string::npos) << msg;
+#endif
+}
+
 TEST(ImageLoad, FaultInjection) {
   fault::configure("image.decode");
   std::string msg;
