@@ -13,11 +13,15 @@
 #            this arm only (quote the arm), e.g. "chunks2=|--row-chunks 2"
 #   e.g. bash scripts/gpu/ab_bench.sh /tmp/da2_vitl.gguf "--precision bf16 --size 518 --runs 100 --warmup 20" \
 #          lanes=DACPP_LANES=1 one-stream=DACPP_LANES=0
-# Environment: ROUNDS (default 2), BIN (default /tmp/c/bin/dacpp), OUT (results: one JSON per run, summary.txt).
+# Environment: ROUNDS (default 2), BIN (default /tmp/c/bin/dacpp), OUT (results: one JSON per run, summary.txt),
+# DACPP_TUNING_FILE (default: none, each run tunes afresh).
 set -uo pipefail
 [ $# -ge 3 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 MODEL=$1 ARGS=$2; shift 2
 BIN=${BIN:-/tmp/c/bin/dacpp} ROUNDS=${ROUNDS:-2} OUT=${OUT:-/tmp/out}
+# Each run tunes for itself: no tuning file (the CLI's default one would carry the first run's choices into the
+# rest) unless the caller names one.
+export DACPP_TUNING_FILE="${DACPP_TUNING_FILE-}"
 mkdir -p "$OUT"
 declare -A RESULTS
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d.get(sys.argv[2], 'n/a'))" "$1" "$2" \

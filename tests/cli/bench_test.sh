@@ -106,4 +106,21 @@ expect_exit 2 "$DACPP" bench -m "$MODEL" --runs 0
 expect_exit 2 "$DACPP" bench -m "$MODEL" --batch 0
 expect_exit 3 "$DACPP" bench -m "$TMP/missing.gguf" --size 70
 expect_grep 'missing\.gguf' "$TMP/err"
+
+# A run that may use a GPU (--device other than cpu) keeps the CUDA autotuner's choices in the cache folder
+# (tools/cli/cache_dir.h): $DACPP_CACHE, else ~/.cache/dacpp, is made; DACPP_TUNING_FILE, even empty, overrides it;
+# a CPU run makes nothing. (Without a GPU nothing is tuned, so no file appears here; the GPU machine checks that.)
+H="$TMP/home"
+mkdir -p "$H"
+expect_exit 0 env -u DACPP_TUNING_FILE -u DACPP_CACHE HOME="$H" "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0
+if [ -e "$H/.cache/dacpp" ]; then echo "FAIL: a CPU run made the cache folder"; FAILS=$((FAILS + 1)); fi
+expect_exit 0 env -u DACPP_CACHE DACPP_TUNING_FILE= HOME="$H" "$DACPP" bench -m "$MODEL" --size 70 --runs 1 --warmup 0 \
+  --device auto
+if [ -e "$H/.cache/dacpp" ]; then echo "FAIL: DACPP_TUNING_FILE= still made the cache folder"; FAILS=$((FAILS + 1)); fi
+expect_exit 0 env -u DACPP_TUNING_FILE -u DACPP_CACHE HOME="$H" "$DACPP" bench -m "$MODEL" --size 70 --runs 1 \
+  --warmup 0 --device auto
+if [ ! -d "$H/.cache/dacpp" ]; then echo "FAIL: --device auto made no cache folder"; FAILS=$((FAILS + 1)); fi
+expect_exit 0 env -u DACPP_TUNING_FILE DACPP_CACHE="$TMP/cache" HOME="$H" "$DACPP" bench -m "$MODEL" --size 70 \
+  --runs 1 --warmup 0 --device auto
+if [ ! -d "$TMP/cache" ]; then echo "FAIL: DACPP_CACHE was not the cache folder"; FAILS=$((FAILS + 1)); fi
 finish

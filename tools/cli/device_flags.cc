@@ -1,5 +1,6 @@
 #include "cli/device_flags.h"
 
+#include "cli/cache_dir.h"
 #include "engine/device_select.h"
 
 namespace dacpp::cli {
@@ -14,6 +15,8 @@ void add_device_flags(CLI::App* sub, DeviceFlags& f) {
 void apply_device_flags(const DeviceFlags& f, LoadOptions& options) {
   if (!f.precision.empty()) options.precision = parse_precision(f.precision);
   options.device = parse_device(f.device);
+  // A run that may use a GPU keeps the autotuner's choices in the cache folder (cli/cache_dir.h).
+  if (f.device != "cpu") default_tuning_file();
 }
 
 }  // namespace dacpp::cli

@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 
+#include "cli/cache_dir.h"
 #include "cli/commands.h"
 #include "cli/http_client.h"
 #include "cli/hub_api.h"
@@ -38,11 +39,10 @@ struct CachePaths {
 
 fs::path cache_root(const std::string& flag) {
   if (!flag.empty()) return flag;
-  if (const char* c = std::getenv("DACPP_CACHE"); c && *c) return c;
-  const char* home = std::getenv("HOME");
-  DACPP_CHECK(home && *home, ErrorCode::InvalidArgument,
+  const std::string dir = cache_dir();
+  DACPP_CHECK(!dir.empty(), ErrorCode::InvalidArgument,
               "pull: no cache folder: HOME is not set; set DACPP_CACHE or pass --cache DIR");
-  return fs::path(home) / ".cache" / "dacpp";
+  return dir;
 }
 
 // Revisions become folder names: '/' (as in refs/pr/1) turns into "--"; anything else unusual is refused.
