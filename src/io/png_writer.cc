@@ -195,27 +195,23 @@ void write_png(const std::string& path, const uint8_t* rows, size_t stride, int 
   write_file_atomic(path, bytes.data(), bytes.size());
 }
 
-void check_size(const char* what, const std::string& path, const void* values, int height, int width) {
-  DACPP_CHECK(values != nullptr, ErrorCode::InvalidArgument, what, " '", path, "': no data");
-  DACPP_CHECK(height > 0 && width > 0 && width <= (1 << 24) && height <= (1 << 24), ErrorCode::InvalidArgument,
-              what, " '", path, "': bad size ", height, "x", width);
-}
+constexpr int kMaxSide = 1 << 24;  // libpng's bound on a side
 
 }  // namespace
 
 void write_png8(const std::string& path, const Image& image) {
-  check_size("write_png8", path, image.data(), image.height(), image.width());
+  check_plane("write_png8", path, image.data(), image.height(), image.width(), kMaxSide);
   write_png(path, image.data(), static_cast<size_t>(image.width()) * Image::kChannels, image.height(),
             image.width(), 8, PNG_COLOR_TYPE_RGB);
 }
 
 void write_png8_gray(const std::string& path, const uint8_t* values, int height, int width) {
-  check_size("write_png8_gray", path, values, height, width);
+  check_plane("write_png8_gray", path, values, height, width, kMaxSide);
   write_png(path, values, static_cast<size_t>(width), height, width, 8, PNG_COLOR_TYPE_GRAY);
 }
 
 void write_png16(const std::string& path, const uint16_t* values, int height, int width) {
-  check_size("write_png16", path, values, height, width);
+  check_plane("write_png16", path, values, height, width, kMaxSide);
   const size_t n = static_cast<size_t>(height) * width;
   std::vector<uint8_t> be(n * 2);
   for (size_t i = 0; i < n; ++i) {

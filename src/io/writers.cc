@@ -35,13 +35,14 @@ void append_f32_le(std::vector<uint8_t>* out, const float* v, size_t count) {
   }
 }
 
-void check_plane(const char* what, const std::string& path, const void* values, int height, int width) {
-  DACPP_CHECK(values != nullptr, ErrorCode::InvalidArgument, what, " '", path, "': no data");
-  DACPP_CHECK(height > 0 && width > 0, ErrorCode::InvalidArgument, what, " '", path, "': bad size ", height, "x",
-              width);
-}
-
 }  // namespace
+
+void check_plane(const char* what, const std::string& path, const void* values, int height, int width,
+                 int max_side) {
+  DACPP_CHECK(values != nullptr, ErrorCode::InvalidArgument, what, " '", path, "': no data");
+  DACPP_CHECK(height > 0 && width > 0 && height <= max_side && width <= max_side, ErrorCode::InvalidArgument, what,
+              " '", path, "': bad size ", height, "x", width);
+}
 
 void write_pfm(const std::string& path, const float* values, int height, int width) {
   check_plane("write_pfm", path, values, height, width);

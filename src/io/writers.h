@@ -4,6 +4,7 @@
 // "output.write"); bad arguments (null data, non-positive sizes) are InvalidArgument.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -25,6 +26,11 @@ void write_pfm(const std::string& path, const float* values, int height, int wid
 void write_png8(const std::string& path, const Image& image);
 void write_png8_gray(const std::string& path, const uint8_t* values, int height, int width);
 void write_png16(const std::string& path, const uint16_t* values, int height, int width);
+
+// The writers' argument check: InvalidArgument naming `what` and the path for no data, or a side that is not
+// positive or exceeds max_side (PNG: libpng's 2^24).
+void check_plane(const char* what, const std::string& path, const void* values, int height, int width,
+                 int max_side = INT_MAX);
 
 // Maps floats linearly so that lo → 0 and hi → 65535 (clamped; NaN → 0), for write_png16. hi must exceed lo.
 std::vector<uint16_t> quantize_u16(const float* values, size_t count, float lo, float hi);

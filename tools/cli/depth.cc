@@ -230,10 +230,10 @@ Command register_depth(CLI::App& app) {
               if (status == 0) status = image_exit_status(e, decoding);
               results.push_back({{"input", path}, {"error", e.what()}, {"code", error_code_name(e.code())}});
             };
-            // An image's files are written by a task of its own while the next images are decoded and run: each
-            // PNG's deflate is one thread's work (~0.5 s for a 4000×3000 map), so a folder of photos would
-            // otherwise wait on them one after another. At most `writers` results wait (a 12 MP one holds ~50 MB);
-            // summaries and errors keep the input order.
+            // An image's files are written by a task of its own while the next images are decoded and run (a
+            // 4000×3000 map's PNGs and colour map take longer than a GPU forward), so a folder of photos does not
+            // wait on them one after another. At most `writers` results wait (a 12 MP one holds ~50 MB); summaries
+            // and errors keep the input order.
             struct Pending {
               std::string path;
               std::future<nlohmann::json> written;

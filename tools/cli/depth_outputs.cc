@@ -57,9 +57,9 @@ nlohmann::json write_depth_outputs(const DepthResult& r, const std::string& out_
     io::write_npy(base + ".depth.npy", d, {h, w});
     files["depth_npy"] = base + ".depth.npy";
   }
-  // The colour map (range, colours, PNG) on its own thread beside the 16-bit PNG: each PNG's deflate is one
-  // thread's work, ~0.5 s apiece for a 4000×3000 map (docs/PERFORMANCE.md, session 40). Its error, if any, is
-  // rethrown by get() once the other outputs are written.
+  // The colour map (its range's two selections, colours, PNG) on its own thread beside the 16-bit PNG
+  // (docs/PERFORMANCE.md, sessions 40-41). Its error, if any, is rethrown by get() once the other outputs are
+  // written.
   std::future<std::string> color;
   if (sel.color)
     color = std::async(std::launch::async, [&r, &sel, &base, h, w] {
