@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault.h"
 #include "io/writers.h"
 
 namespace dacpp::io {
@@ -69,6 +70,7 @@ struct Strip {
 // deflate (no header) at kZlibLevel, ending with Z_FINISH when `last`, else Z_SYNC_FLUSH. False on a zlib or memory
 // failure (nothing may throw out of an OpenMP region).
 bool deflate_strip(const uint8_t* rows, size_t stride, int y0, int y1, bool last, Strip* strip) {
+  if (fault::hit("png.deflate")) return false;  // as a failed deflateInit2 (tests)
   z_stream z{};
   if (deflateInit2(&z, kZlibLevel, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
   bool ok = true;

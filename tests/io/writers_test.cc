@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
 #include <stb_image.h>
 #include <zlib.h>
 
@@ -203,6 +204,29 @@ TEST_F(WritersTest, LargePngsDeflateInStripsToValidFiles) {
   ASSERT_EQ(back.width(), img.width());
   EXPECT_EQ(0, std::memcmp(back.data(), img.data(), img.size_bytes()));
   (void)checked_idat(testing::read_file_bytes(path("big.png")), &chunks);
+}
+
+// A strip whose deflate fails (zlib out of memory; fault site "png.deflate", as a failed deflateInit2 on one of the
+// threads) is OutOfMemory naming the file, and no file is left; the next write succeeds.
+TEST_F(WritersTest, PngStripFailureIsOutOfMemoryNamingThePath) {
+  const int h = 1500, w = 1100;  // several strips
+  std::vector<uint16_t> d(static_cast<size_t>(h) * w, 1234);
+  // The first strip, and (where there are two cores, so two strips) another one, on another thread.
+  for (const char* spec : {"png.deflate", "png.deflate:2"}) {
+    if (std::string(spec) == "png.deflate:2" && omp_get_num_procs() < 2) continue;
+    fault::configure(spec);
+    try {
+      write_png16(path("f.png"), d.data(), h, w);
+      ADD_FAILURE() << spec << ": no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::OutOfMemory) << e.what();
+      EXPECT_NE(std::string(e.what()).find(path("f.png")), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(entries().empty()) << spec;
+  }
+  fault::configure("");
+  write_png16(path("f.png"), d.data(), h, w);
+  expect_grey_png(path("f.png"), d.data(), h, w);
 }
 
 TEST_F(WritersTest, FailuresAreIoErrorsNamingThePath) {
