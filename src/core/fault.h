@@ -1,7 +1,8 @@
 // Fault injection (design.md §4.6): DACPP_FAULT=<site>[:<n>][,<site>[:<n>]...] makes the n-th pass (1-based,
 // default 1) through a named site fail. Sites are plain strings: "host.alloc", "device.alloc", "kernel.probe",
 // "kernel.launch", "blas.call", "tma.encode", "dnnl.call", "cpu.bf16", "file.read", "file.mmap", "image.decode",
-// "output.write", "png.deflate", "worker.crash". The environment is read once, lazily; tests may re-arm with fault::configure().
+// "output.write", "png.deflate", "worker.crash". The environment is read once, lazily; tests may re-arm with
+// fault::configure().
 #pragma once
 
 #include <string>

@@ -154,7 +154,8 @@ std::vector<uint8_t> checked_idat(const std::vector<uint8_t>& png, int* idat_chu
   size_t pos = 8;
   bool end = false;
   while (pos + 12 <= png.size() && !end) {
-    const size_t len = (size_t{png[pos]} << 24) | (size_t{png[pos + 1]} << 16) | (size_t{png[pos + 2]} << 8) | png[pos + 3];
+    const size_t len =
+        (size_t{png[pos]} << 24) | (size_t{png[pos + 1]} << 16) | (size_t{png[pos + 2]} << 8) | png[pos + 3];
     EXPECT_LE(pos + 12 + len, png.size());
     if (pos + 12 + len > png.size()) return {};
     const uint8_t* type = &png[pos + 4];
