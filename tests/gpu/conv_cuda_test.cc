@@ -121,15 +121,21 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
     if (c.o % 128 != 0) expect_wgmma_error(2, "2 warpgroups with O % 128 != 0");
     expect_wgmma_error(4, "4 warpgroups");
     using Feed = cuda::WgmmaFeed;
-    for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK, Feed::TmaRows})
+    for (Feed feed : {Feed::CpAsync, Feed::Tma, Feed::TmaSplitK, Feed::TmaRows, Feed::TmaRowsWide})
       for (int wg : {1, 2}) {
         if (wg == 2 && c.o % 128 != 0) continue;
+        if (feed == Feed::TmaRowsWide && wg == 1) {  // 176-pixel tiles come with 2 warpgroups only
+          Tensor y7 = nan_output({c.n, c.o, oh, ow}, c.dt);
+          EXPECT_THROW(cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y7, e, wg, feed), Error);
+          continue;
+        }
         Tensor y8 = nan_output({c.n, c.o, oh, ow}, c.dt);
         cuda::conv2d_wgmma3x3(ctx().cuda(), xd, wd, bd, y8, e, wg, feed);
-        const char* how = feed == Feed::Tma         ? "tma "
-                          : feed == Feed::TmaSplitK ? "tma split-k "
-                          : feed == Feed::TmaRows   ? "tma rows "
-                                                    : "";
+        const char* how = feed == Feed::Tma           ? "tma "
+                          : feed == Feed::TmaSplitK   ? "tma split-k "
+                          : feed == Feed::TmaRows     ? "tma rows "
+                          : feed == Feed::TmaRowsWide ? "tma rows 176 pixels "
+                                                      : "";
         expect_close(y8, want, c.dt, std::string("conv2d wgmma 3x3 ") + how + std::to_string(64 * wg));
       }
   } else if (wgmma_shape) {
@@ -140,7 +146,7 @@ TEST_P(Conv2dCudaTest, MatchesCpu) {
       c.dt != DType::F32 && c.kh == 3 && c.kw == 3 && c.stride == 2 && c.pad == 1 && c.c % 64 == 0 && c.o % 64 == 0;
   if (wgmma_s2_shape) {
     using Feed = cuda::WgmmaFeed;
-    for (Feed feed : {Feed::Tma, Feed::TmaSplitK, Feed::CpAsync, Feed::TmaRows})
+    for (Feed feed : {Feed::Tma, Feed::TmaSplitK, Feed::CpAsync, Feed::TmaRows, Feed::TmaRowsWide})
       for (int wg : {1, 2}) {
         if (wg == 2 && c.o % 128 != 0) continue;
         const std::string what = std::string("conv2d wgmma 3x3 stride 2 ") +

@@ -916,11 +916,12 @@ struct PaddedIo {
 // KX (TMA only, no split): taps per K step, 1 or 3 (a kernel row's taps sharing one pixel tile).
 // Stride 2 (a.sh == 2; TMA, KX = 1, no `up`): the TMA kernel on the phase copy (phase_pad_nhwc_kernel), whole images.
 // io (TMA, unsplit, stride 1, whole images in one launch): residual_conv_pair's given padded copies (PaddedIo).
-template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1>
+template <typename T, int WG, int STAGES, bool TMA, bool SPLIT = false, int KX = 1, int NT = conv3x3_wg::kTileN>
 void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const float* bias, Tensor& y, const ConvArgs& a,
                      const conv3x3_wg::Upsample* up = nullptr, const PaddedIo& io = {}) {
   static_assert(TMA || !SPLIT, "only the TMA kernel splits K");
   static_assert(KX == 1 || (TMA && !SPLIT), "row steps only in the unsplit TMA kernel");
+  static_assert(NT == conv3x3_wg::kTileN || (TMA && !SPLIT && KX == 3), "wide pixel tiles only in row steps");
   namespace wg3 = conv3x3_wg;
   const bool s2 = a.sh == 2;
   DACPP_CHECK(!s2 || (TMA && KX == 1 && up == nullptr), ErrorCode::Internal,
@@ -954,10 +955,10 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
           : io.copy ? static_cast<T*>(io.copy)
                     : reinterpret_cast<T*>(scratch);
   float* partial = splits > 1 ? reinterpret_cast<float*>(scratch + copies_bytes) : nullptr;
-  constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES, KX>() : wg3::smem_bytes<WG, STAGES>();
+  constexpr int smem = TMA ? wg3::tma_smem_bytes<WG, STAGES, KX, NT>() : wg3::smem_bytes<WG, STAGES>();
   const void* kernel = nullptr;  // only the variant launched is instantiated
   if constexpr (TMA)
-    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX>);
+    kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX, NT>);
   else
     kernel = reinterpret_cast<const void*>(&wg3::conv3x3_wgmma_kernel<T, WG, STAGES>);
   DACPP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
@@ -1004,14 +1005,14 @@ void launch_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const flo
         launch_kernel(c, "conv3x3_wgmma shifted copies", wg3::shift_pad_kernel<T>, pad_grid, 256, 0, xp, xs, d, nb);
       }
       const long long pixels = static_cast<long long>(d.rows) * d.wp;
-      const dim3 grid(static_cast<unsigned>((pixels + wg3::kTileN - 1) / wg3::kTileN),
+      const dim3 grid(static_cast<unsigned>((pixels + NT - 1) / NT),
                       static_cast<unsigned>(a.o / (64 * WG)), static_cast<unsigned>(nb * splits));
       T* yp = io.output != nullptr ? static_cast<T*>(io.output) : static_cast<T*>(y.raw()) + n0 * image_out;
       if constexpr (TMA) {
         const CUtensorMap map_x =
             tma_map_2d(xs, static_cast<uint64_t>(a.c), static_cast<uint64_t>(nb) * d.plane,
-                       sizeof(T) * static_cast<uint64_t>(a.c), 64, wg3::kTileN + KX - 1, "conv3x3_wgmma padded copy");
-        launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX>, grid, WG * 128 + 32,
+                       sizeof(T) * static_cast<uint64_t>(a.c), 64, NT + KX - 1, "conv3x3_wgmma padded copy");
+        launch_kernel(c, "conv3x3_wgmma_tma", wg3::conv3x3_wgmma_tma_kernel<T, WG, STAGES, KX, NT>, grid, WG * 128 + 32,
                       smem, map_w, map_x, bias, yp, partial, d);
         if (splits > 1) {
           const long long outputs = static_cast<long long>(nb) * a.o * d.rows * d.w;
@@ -1062,7 +1063,9 @@ enum class ConvPath { Auto, ImplicitGemm, Gemm, RowGemm, GemmPitched };
 // tensor memory accelerator (4 / 5 stages); WgmmaTmaSplit / WgmmaTmaSplit2: WgmmaTma1 / WgmmaTma2 with K split over
 // tma_splits blocks per tile (128 channels per block: half the pixel tiles read from L2 of 64);
 // WgmmaTmaRows1 / 2: the TMA kernel stepping over kernel rows (its three kx taps share one pixel tile: a third of
-// the pixel traffic), 4 / 3 stages.
+// the pixel traffic), 4 / 3 stages. WgmmaTmaRowsWide: WgmmaTmaRows2 on tiles of 176 pixels (m64n176k16), for maps
+// whose 128-pixel tiles end a wave short: DA2-L's 148² 256 → 256 convs take 348 blocks of 128 pixels (three waves of
+// 132, the last 64 % full) or 254 of 176 (two, the last 92 %).
 enum class ConvAlgo : int {
   Gemm,
   Implicit,
@@ -1081,7 +1084,8 @@ enum class ConvAlgo : int {
   WgmmaTmaSplit2,
   WgmmaTmaRows1,
   WgmmaTmaRows2,
-  GemmPitched
+  GemmPitched,
+  WgmmaTmaRowsWide
 };
 
 const char* algo_name(ConvAlgo algo) {
@@ -1113,6 +1117,8 @@ const char* algo_name(ConvAlgo algo) {
       return "wgmma3x3 tma rows 64";
     case ConvAlgo::WgmmaTmaRows2:
       return "wgmma3x3 tma rows 128";
+    case ConvAlgo::WgmmaTmaRowsWide:
+      return "wgmma3x3 tma rows 128x176";
   }
   return "?";
 }
@@ -1125,7 +1131,7 @@ std::string gemm_what(const Tensor& x, const Tensor& w, const Tensor& y) {
 // The algorithms the pair can chain through a padded copy: the unsplit stride-1 TMA kernels.
 bool chains(ConvAlgo algo) {
   return algo == ConvAlgo::WgmmaTma1 || algo == ConvAlgo::WgmmaTma2 || algo == ConvAlgo::WgmmaTmaRows1 ||
-         algo == ConvAlgo::WgmmaTmaRows2;
+         algo == ConvAlgo::WgmmaTmaRows2 || algo == ConvAlgo::WgmmaTmaRowsWide;
 }
 
 // io: residual_conv_pair's padded copies, for the algorithms that chain only (launch_wgmma3x3 checks the rest).
@@ -1151,6 +1157,8 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
       return launch_wgmma3x3<T, 1, 4, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::WgmmaTmaRows2:
       return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
+    case ConvAlgo::WgmmaTmaRowsWide:
+      return launch_wgmma3x3<T, 2, 3, true, false, 3, 176>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::DirectSplit2:
       return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 2);
@@ -1241,7 +1249,8 @@ ConvAlgo choose_algo(CudaContext& c, const Tensor& x, const Tensor& w, const flo
   if (s1) {
     candidates.insert(candidates.end(), {ConvAlgo::Wgmma1, ConvAlgo::WgmmaTma1, ConvAlgo::WgmmaTmaRows1});
     if (a.o % 128 == 0)
-      candidates.insert(candidates.end(), {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2, ConvAlgo::WgmmaTmaRows2});
+      candidates.insert(candidates.end(),
+                        {ConvAlgo::Wgmma2, ConvAlgo::WgmmaTma2, ConvAlgo::WgmmaTmaRows2, ConvAlgo::WgmmaTmaRowsWide});
   }
   if (s2) {
     candidates.push_back(ConvAlgo::WgmmaTma1);
@@ -1453,11 +1462,14 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
                         ? wgmma3x3_applies(c, x, a)
                         : wgmma3x3_s2_applies(c, x, a) && a.oh == (a.h - 1) / 2 + 1 && a.ow == (a.w - 1) / 2 + 1 &&
                               (feed == WgmmaFeed::Tma || feed == WgmmaFeed::TmaSplitK);
-  DACPP_CHECK(fits && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)), ErrorCode::InvalidArgument,
+  DACPP_CHECK(fits && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)) &&
+                  (feed != WgmmaFeed::TmaRowsWide || warpgroups == 2),
+              ErrorCode::InvalidArgument,
               "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ", shape_str(w.shape()), " / y ",
               shape_str(y.shape()), " / stride ", stride, " / ", warpgroups, " warpgroups",
               feed == WgmmaFeed::TmaSplitK ? " with split K" : "",
-              feed == WgmmaFeed::TmaRows   ? " in row steps"
+              feed == WgmmaFeed::TmaRows       ? " in row steps"
+              : feed == WgmmaFeed::TmaRowsWide ? " in row steps of 176 pixels"
               : feed == WgmmaFeed::CpAsync ? " fed by cp.async"
                                            : "",
               " not supported");
@@ -1467,6 +1479,7 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
            feed == WgmmaFeed::TmaSplitK ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaSplit : ConvAlgo::WgmmaTmaSplit2)
            : feed == WgmmaFeed::Tma     ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
            : feed == WgmmaFeed::TmaRows ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaRows1 : ConvAlgo::WgmmaTmaRows2)
+           : feed == WgmmaFeed::TmaRowsWide ? ConvAlgo::WgmmaTmaRowsWide
                                         : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
 }
 
@@ -1526,6 +1539,8 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4, 3>)});
   out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",128>"),
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3>)});
+  out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",128x176>"),
+                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3, 176>)});
   out.push_back({str_cat("conv3x3_split_reduce<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::split_reduce_kernel<T>)});
   out.push_back(

@@ -368,13 +368,13 @@ __device__ __forceinline__ void store_tile(const float (&d)[kTileN / 8][4], cons
 // barrier, and each warp then stores whole channel rows: 32 consecutive pixels per store instruction, where the
 // accumulator layout stores 4 bytes of each of 8 channel rows (Nsight Compute, session 20, DA2-L's 148² conv at batch
 // 16: 5.8 of each 32-byte sector used, 680 MB sent to L2 for 123 MB of output). Same values as store_tile.
-constexpr int kStagePitch = kTileN + 8;
+// NT: pixels per tile (kTileN, or the TMA kernel's 176, whose last store instruction has 16 pixels; pitch 184).
 
-template <typename T, int WG>
-__device__ __forceinline__ void store_tile_staged(const float (&d)[kTileN / 8][4], const float* __restrict__ bias,
+template <typename T, int WG, int NT = kTileN>
+__device__ __forceinline__ void store_tile_staged(const float (&d)[NT / 8][4], const float* __restrict__ bias,
                                                   T* __restrict__ y, const Args& a, unsigned char* smem, int q0, int o0,
                                                   int n) {
-  constexpr int kConsumers = WG * 128;
+  constexpr int kConsumers = WG * 128, kPitch = NT + 8, kRuns = (NT + 31) / 32;
   const int tid = threadIdx.x, lane = tid % 32, g = lane / 4, t = lane % 4;
   T* tile = reinterpret_cast<T*>(smem);
   // Every consumer's wgmma has completed (each waited for its own): the ring is no longer read.
@@ -384,20 +384,20 @@ __device__ __forceinline__ void store_tile_staged(const float (&d)[kTileN / 8][4
     const int r = tid / 32 * 16 + g + 8 * i;  // warp tid / 32 holds rows 16·warp .. + 15 of the block's channels
     const float b = bias ? bias[o0 + r] : 0.f;
 #pragma unroll
-    for (int j = 0; j < kTileN / 8; ++j) {
+    for (int j = 0; j < NT / 8; ++j) {
       float v0 = d[j][2 * i] + b, v1 = d[j][2 * i + 1] + b;
       if (a.relu) {
         v0 = fmaxf(v0, 0.f);
         v1 = fmaxf(v1, 0.f);
       }
       alignas(4) T pair[2] = {mma::from_float<T>(v0), mma::from_float<T>(v1)};
-      *reinterpret_cast<uint32_t*>(tile + r * kStagePitch + 8 * j + 2 * t) = *reinterpret_cast<const uint32_t*>(pair);
+      *reinterpret_cast<uint32_t*>(tile + r * kPitch + 8 * j + 2 * t) = *reinterpret_cast<const uint32_t*>(pair);
     }
   }
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
-  int oy[kTileN / 32], ox[kTileN / 32];
+  int oy[kRuns], ox[kRuns];
 #pragma unroll
-  for (int k = 0; k < kTileN / 32; ++k) {
+  for (int k = 0; k < kRuns; ++k) {
     const int q = q0 + lane + 32 * k;
     oy[k] = q / a.wp;
     ox[k] = q - oy[k] * a.wp;
@@ -405,9 +405,9 @@ __device__ __forceinline__ void store_tile_staged(const float (&d)[kTileN / 8][4
   for (int r = tid / 32; r < 64 * WG; r += kConsumers / 32) {
     T* yo = y + (static_cast<long long>(n) * a.o + o0 + r) * a.h * a.w;
 #pragma unroll
-    for (int k = 0; k < kTileN / 32; ++k)
-      if (oy[k] < a.rows && ox[k] < a.w)
-        yo[static_cast<long long>(a.row0 + oy[k]) * a.w + ox[k]] = tile[r * kStagePitch + lane + 32 * k];
+    for (int k = 0; k < kRuns; ++k)
+      if ((NT % 32 == 0 || lane + 32 * k < NT) && oy[k] < a.rows && ox[k] < a.w)
+        yo[static_cast<long long>(a.row0 + oy[k]) * a.w + ox[k]] = tile[r * kPitch + lane + 32 * k];
   }
 }
 
@@ -418,8 +418,8 @@ __device__ __forceinline__ void store_tile_staged(const float (&d)[kTileN / 8][4
 // and the first pixel of row 1, the last tile the rest of the bottom row. The consumers stage the tile pixel-major,
 // [128 pixels][64·WG channels + 8] (a warp's 2-byte writes, pixels 2t and channel rows g, fall in 16 different
 // words of 16 different banks), then store 16-byte runs of 8 channels. Same values as store_tile_staged.
-template <typename T, int WG>
-__device__ __forceinline__ void store_tile_padded(const float (&d)[kTileN / 8][4], const float* __restrict__ bias,
+template <typename T, int WG, int NT = kTileN>
+__device__ __forceinline__ void store_tile_padded(const float (&d)[NT / 8][4], const float* __restrict__ bias,
                                                   T* __restrict__ y, const Args& a, unsigned char* smem, int q0, int o0,
                                                   int n) {
   constexpr int kConsumers = WG * 128, kRows = 64 * WG, kPitch = kRows + 8, kChunks = kRows / 8;
@@ -431,7 +431,7 @@ __device__ __forceinline__ void store_tile_padded(const float (&d)[kTileN / 8][4
     const int r = tid / 32 * 16 + g + 8 * i;
     const float b = bias ? bias[o0 + r] : 0.f;
 #pragma unroll
-    for (int j = 0; j < kTileN / 8; ++j)
+    for (int j = 0; j < NT / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int p = 8 * j + 2 * t + e, q = q0 + p;
@@ -444,7 +444,7 @@ __device__ __forceinline__ void store_tile_padded(const float (&d)[kTileN / 8][4
   asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
   const int limit = a.rows * a.wp;  // q past the image's rows: not stored
   T* img = y + static_cast<long long>(n) * a.plane * a.o + o0;
-  for (int i = tid; i < kTileN * kChunks; i += kConsumers) {
+  for (int i = tid; i < NT * kChunks; i += kConsumers) {
     const int p = i / kChunks, ch = i % kChunks, q = q0 + p;
     if (q < limit)
       *reinterpret_cast<uint4*>(img + static_cast<long long>(q + a.wp + 1) * a.o + ch * 8) =
@@ -456,7 +456,7 @@ __device__ __forceinline__ void store_tile_padded(const float (&d)[kTileN / 8][4
           make_uint4(0, 0, 0, 0);
   };
   if (q0 == 0) zero(0, a.wp + 1);
-  if (q0 + kTileN >= limit) zero((a.rows + 1) * a.wp + 1, (a.rows + 2) * a.wp);
+  if (q0 + NT >= limit) zero((a.rows + 1) * a.wp + 1, (a.rows + 2) * a.wp);
 }
 
 template <int WG, int STAGES>
@@ -466,13 +466,13 @@ constexpr int smem_bytes() {
 
 // The TMA kernel's ring: per stage KX tap tiles of weights and one pixel tile of kTileN + KX - 1 rows (rounded up to
 // whole 8-row swizzle atoms).
-template <int KX>
+template <int KX, int NT = kTileN>
 __host__ __device__ constexpr int tma_rows_b() {
-  return (kTileN + KX - 1 + 7) / 8 * 8;
+  return (NT + KX - 1 + 7) / 8 * 8;
 }
-template <int WG, int STAGES, int KX>
+template <int WG, int STAGES, int KX, int NT = kTileN>
 constexpr int tma_smem_bytes() {
-  return STAGES * (KX * 64 * WG * kTileK * 2 + tma_rows_b<KX>() * kTileK * 2) + 1024;
+  return STAGES * (KX * 64 * WG * kTileK * 2 + tma_rows_b<KX, NT>() * kTileK * 2) + 1024;
 }
 
 template <typename T, int WG, int STAGES>
@@ -569,7 +569,7 @@ __global__ void __launch_bounds__(WG * 128)
 // descriptor starts kx rows in). The three taps' pixels are loaded once instead of three times: a third of the
 // pixel tiles read from L2 (for DA2-L's 148² 256 → 256, ~410 MB of weight and pixel tiles per conv at one tap per
 // step, ~270 MB so): 86.4 → 79.6 µs in the tuner on the H200 (session 16).
-template <typename T, int WG, int STAGES, int KX = 1>
+template <typename T, int WG, int STAGES, int KX = 1, int NT = kTileN>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                              const float* __restrict__ bias, T* __restrict__ y, float* __restrict__ partial, Args a) {
@@ -577,15 +577,16 @@ __global__ void __launch_bounds__(WG * 128 + 32)
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
   static_assert(KX == 1 || KX == 3, "one tap or a kernel row per step");
+  static_assert(NT == kTileN || NT == 176, "pixel tiles of 128 or 176 (m64n128k16 / m64n176k16)");
   constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
-  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = tma_rows_b<KX>() * kTileK * 2;
-  constexpr int kStage = KX * kBytesA + kBytesB, kLoaded = KX * kBytesA + (kTileN + KX - 1) * kTileK * 2;
+  constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = tma_rows_b<KX, NT>() * kTileK * 2;
+  constexpr int kStage = KX * kBytesA + kBytesB, kLoaded = KX * kBytesA + (NT + KX - 1) * kTileK * 2;
   extern __shared__ unsigned char smem_raw[];
   __shared__ alignas(8) uint64_t full[STAGES], empty[STAGES];
   unsigned char* ring = smem_raw + ((1024 - (mma::smem_addr(smem_raw) & 1023)) & 1023);
   const uint32_t ring_addr = mma::smem_addr(ring);
   const int tid = threadIdx.x;
-  const int q0 = blockIdx.x * kTileN, o0 = blockIdx.y * kRowsA, n = blockIdx.z / a.splits;
+  const int q0 = blockIdx.x * NT, o0 = blockIdx.y * kRowsA, n = blockIdx.z / a.splits;
   const int split = blockIdx.z % a.splits, csteps = a.c / kTileK, steps = 9 / KX * csteps;
   const int first = split * steps / a.splits, count = (split + 1) * steps / a.splits - first;  // this block's steps
   if (tid == 0) {
@@ -620,7 +621,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   }
 
   const int wg = tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  float d[kTileN / 8][4];  // the first step's first wgmma overwrites it (scale_d = 0)
+  float d[NT / 8][4];  // the first step's first wgmma overwrites it (scale_d = 0)
   for (int s = 0; s < count; ++s) {
     const int stage = s % STAGES;
     tma::wait(mma::smem_addr(&full[stage]), (s / STAGES) & 1);
@@ -635,8 +636,12 @@ __global__ void __launch_bounds__(WG * 128 + 32)
       // H200 in session 16; with the descriptor's base offset set to j instead, the GPU tests failed).
       const uint64_t desc_b = wgmma::desc_sw128(sa + KX * kBytesA + j * 128);
 #pragma unroll
-      for (int kk = 0; kk < kTileK / 16; ++kk)  // both K-major: +32 bytes along the swizzled rows
-        wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
+      for (int kk = 0; kk < kTileK / 16; ++kk) {  // both K-major: +32 bytes along the swizzled rows
+        if constexpr (NT == 176)
+          wgmma::wgmma_ss_n176<T>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
+        else
+          wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
+      }
     }
     wgmma::commit();
     wgmma::fence_operands(d);
@@ -647,14 +652,15 @@ __global__ void __launch_bounds__(WG * 128 + 32)
   wgmma::wait<0>();
   wgmma::fence_operands(d);
   const int orow = o0 + wg * 64 + warp * 16 + g;
-  if (a.splits == 1) {
-    static_assert(STAGES * kStage >= 64 * WG * kStagePitch * 2, "the staged output tile fits the ring");
-    static_assert(STAGES * kStage >= kTileN * (64 * WG + 8) * 2, "the pixel-major output tile fits the ring");
+  if (NT != kTileN || a.splits == 1) {  // the host splits only 128-pixel tiles
+    static_assert(STAGES * kStage >= 64 * WG * (NT + 8) * 2, "the staged output tile fits the ring");
+    static_assert(STAGES * kStage >= NT * (64 * WG + 8) * 2, "the pixel-major output tile fits the ring");
     if (a.padded_out)
-      store_tile_padded<T, WG>(d, bias, y, a, ring, q0, o0, n);
+      store_tile_padded<T, WG, NT>(d, bias, y, a, ring, q0, o0, n);
     else
-      store_tile_staged<T, WG>(d, bias, y, a, ring, q0, o0, n);
-  } else {  // partial[n][split][o][q] (blockIdx.z = n · splits + split), q over the grid's whole pixel tiles
+      store_tile_staged<T, WG, NT>(d, bias, y, a, ring, q0, o0, n);
+  } else if constexpr (NT == kTileN) {
+    // partial[n][split][o][q] (blockIdx.z = n · splits + split), q over the grid's whole pixel tiles
     const long long pq = static_cast<long long>(gridDim.x) * kTileN;
 #pragma unroll
     for (int i = 0; i < 2; ++i) {

@@ -81,6 +81,9 @@ __device__ __forceinline__ void fence_operands(float (&d)[R][4]) {
 #define DACPP_WG_REGS_32_63                                                          \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define DACPP_WG_REGS_64_87                                                          \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87"
 #define DACPP_WG_BY_TYPE(T, MMA)             \
   if constexpr (std::is_same_v<T, __half>) { \
     MMA("f16");                              \
@@ -118,6 +121,22 @@ __device__ __forceinline__ void wgmma_ss_n128(float (&d)[16][4], uint64_t desc_a
 #undef DACPP_MMA
 }
 
+// d (+)= A·B for m64n176k16, A (64×16) and B (176×16) in shared memory, both K-major; scale_d = 0 overwrites d.
+// (conv3x3_wgmma_tma_kernel's 176-pixel tiles: DA2-L's 148² maps in 254 tiles, two waves of 132 multiprocessors.)
+template <typename T>
+__device__ __forceinline__ void wgmma_ss_n176(float (&d)[22][4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+#define DACPP_MMA(TY)                                                                                           \
+  asm volatile(                                                                                                 \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"                                                              \
+      "wgmma.mma_async.sync.aligned.m64n176k16.f32." TY "." TY " {" DACPP_WG_REGS_0_31 ", " DACPP_WG_REGS_32_63 \
+      ", " DACPP_WG_REGS_64_87 "}, %88, %89, p, 1, 1, 0, 0;\n}\n"                                               \
+      : DACPP_WG_ACC32(0), DACPP_WG_ACC32(8), DACPP_WG_ACC4(16), DACPP_WG_ACC4(17), DACPP_WG_ACC4(18),          \
+        DACPP_WG_ACC4(19), DACPP_WG_ACC4(20), DACPP_WG_ACC4(21)                                                 \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+  DACPP_WG_BY_TYPE(T, DACPP_MMA)
+#undef DACPP_MMA
+}
+
 // d += A·B for m64n64k16, A from registers (per warp the mma.m16n8k16 A fragment of its 16 rows), B (16×64) in
 // shared memory MN-major (N contiguous, i.e. transposed).
 template <typename T>
@@ -134,6 +153,7 @@ __device__ __forceinline__ void wgmma_rs_n64(float (&d)[8][4], const uint32_t (&
 }
 
 #undef DACPP_WG_BY_TYPE
+#undef DACPP_WG_REGS_64_87
 #undef DACPP_WG_REGS_32_63
 #undef DACPP_WG_REGS_0_31
 #undef DACPP_WG_ACC32
