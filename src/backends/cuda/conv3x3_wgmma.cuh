@@ -571,7 +571,7 @@ __global__ void __launch_bounds__(WG * 128)
 // step, ~270 MB so): 86.4 → 79.6 µs in the tuner on the H200 (session 16).
 // NT = 176 (KX = 3, unsplit, 2 warpgroups; ConvAlgo::WgmmaTmaRowsWide): pixel tiles of 176 (m64n176k16, 88
 // accumulators per thread, a 178-row pixel box), so that DA2-L's 148² maps take two waves of blocks instead of
-// three: 60.9 → 56.6 µs per 148² 256 → 256 conv in the tuner, DA2-L −18 µs on the H100 (session 44).
+// three: 60.9 → 56.6 µs per 148² 256 → 256 conv in the tuner, DA2-L −19 µs on the H100 (session 44).
 template <typename T, int WG, int STAGES, int KX = 1, int NT = kTileN>
 __global__ void __launch_bounds__(WG * 128 + 32)
     conv3x3_wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
