@@ -1158,7 +1158,7 @@ void launch_direct(CudaContext& c, const Tensor& x, const Tensor& w, const float
     case ConvAlgo::WgmmaTmaRows2:
       return launch_wgmma3x3<T, 2, 3, true, false, 3>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::WgmmaTmaRowsWide:
-      return launch_wgmma3x3<T, 2, 3, true, false, 3, 176>(c, x, w, bias, y, a, nullptr, io);
+      return launch_wgmma3x3<T, 2, 3, true, false, 3, conv3x3_wg::kTileNWide>(c, x, w, bias, y, a, nullptr, io);
     case ConvAlgo::Direct1x8: return launch3x3<T, 1, 8>(c, x, w, bias, y, a);
     case ConvAlgo::DirectSplit2:
       return launch3x3<T, 1, 8>(c, x, w, bias, y, a, 2);
@@ -1464,23 +1464,22 @@ void conv2d_wgmma3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Ten
                               (feed == WgmmaFeed::Tma || feed == WgmmaFeed::TmaSplitK);
   DACPP_CHECK(fits && (warpgroups == 1 || (warpgroups == 2 && a.o % 128 == 0)) &&
                   (feed != WgmmaFeed::TmaRowsWide || warpgroups == 2),
-              ErrorCode::InvalidArgument,
-              "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ", shape_str(w.shape()), " / y ",
-              shape_str(y.shape()), " / stride ", stride, " / ", warpgroups, " warpgroups",
-              feed == WgmmaFeed::TmaSplitK ? " with split K" : "",
+              ErrorCode::InvalidArgument, "conv2d_wgmma3x3 (cuda): x ", shape_str(x.shape()), " / w ",
+              shape_str(w.shape()), " / y ", shape_str(y.shape()), " / stride ", stride, " / ", warpgroups,
+              " warpgroups", feed == WgmmaFeed::TmaSplitK ? " with split K" : "",
               feed == WgmmaFeed::TmaRows       ? " in row steps"
               : feed == WgmmaFeed::TmaRowsWide ? " in row steps of 176 pixels"
-              : feed == WgmmaFeed::CpAsync ? " fed by cp.async"
-                                           : "",
+              : feed == WgmmaFeed::CpAsync     ? " fed by cp.async"
+                                               : "",
               " not supported");
   if (y.numel() == 0) return;
   c.make_current();
   run_algo(c, x, w, bias.defined() ? static_cast<const float*>(bias.raw()) : nullptr, y, a,
-           feed == WgmmaFeed::TmaSplitK ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaSplit : ConvAlgo::WgmmaTmaSplit2)
-           : feed == WgmmaFeed::Tma     ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
-           : feed == WgmmaFeed::TmaRows ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaRows1 : ConvAlgo::WgmmaTmaRows2)
+           feed == WgmmaFeed::TmaSplitK     ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaSplit : ConvAlgo::WgmmaTmaSplit2)
+           : feed == WgmmaFeed::Tma         ? (warpgroups == 1 ? ConvAlgo::WgmmaTma1 : ConvAlgo::WgmmaTma2)
+           : feed == WgmmaFeed::TmaRows     ? (warpgroups == 1 ? ConvAlgo::WgmmaTmaRows1 : ConvAlgo::WgmmaTmaRows2)
            : feed == WgmmaFeed::TmaRowsWide ? ConvAlgo::WgmmaTmaRowsWide
-                                        : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
+                                            : (warpgroups == 1 ? ConvAlgo::Wgmma1 : ConvAlgo::Wgmma2));
 }
 
 bool conv2d_wgmma3x3_available(const CudaContext& c) { return c.hopper_mma(); }
@@ -1539,8 +1538,9 @@ void add_wgmma3x3_kernels(std::vector<KernelInfo>& out, const char* type) {
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 1, 4, 3>)});
   out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",128>"),
                  reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3>)});
-  out.push_back({str_cat("conv3x3_wgmma_tma_rows<", type, ",128x176>"),
-                 reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3, 176>)});
+  out.push_back(
+      {str_cat("conv3x3_wgmma_tma_rows<", type, ",128x176>"),
+       reinterpret_cast<const void*>(&conv3x3_wg::conv3x3_wgmma_tma_kernel<T, 2, 3, 3, conv3x3_wg::kTileNWide>)});
   out.push_back({str_cat("conv3x3_split_reduce<", type, ">"),
                  reinterpret_cast<const void*>(&conv3x3_wg::split_reduce_kernel<T>)});
   out.push_back(

@@ -35,8 +35,8 @@ void conv2d_direct3x3(CudaContext& c, const Tensor& x, const Tensor& w, const Te
 // channels per block) or 2 (128; O % 128 == 0) warpgroups, its operands loaded by cp.async from three shifted
 // copies of x (CpAsync) or by the tensor memory accelerator from one padded copy (Tma; TmaRows: one pixel tile per
 // kernel row, shared by its three taps; TmaRowsWide, 2 warpgroups only: the same on 176-pixel tiles); TmaSplitK (1 or
-// 2 warpgroups): the TMA
-// kernel with each tile's K steps split over several blocks (at least 2) and the f32 partials summed after.
+// 2 warpgroups): the TMA kernel with each tile's K steps split over several blocks (at least 2) and the f32 partials
+// summed after.
 // stride 2 (3×3, pad 1): Tma and TmaSplitK only, on the phase copy of x. Throws Unsupported where
 // !conv2d_wgmma3x3_available (not an sm_90 GPU or no sm_90a image in the build), InvalidArgument for another
 // geometry, stride, feed or tiling.

@@ -31,6 +31,7 @@
 namespace dacpp::cuda::conv3x3_wg {
 
 constexpr int kTileN = 128, kTileK = 64;
+constexpr int kTileNWide = 176;  // the TMA row-step kernel's wide pixel tiles (m64n176k16)
 
 struct Args {
   int c, h, w, o;       // input channels, rows, columns; output channels
@@ -580,7 +581,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
 #if DACPP_HAS_WGMMA
   static_assert(STAGES >= 2, "one stage read by the wgmma in flight, one being read or loaded");
   static_assert(KX == 1 || KX == 3, "one tap or a kernel row per step");
-  static_assert(NT == kTileN || NT == 176, "pixel tiles of 128 or 176 (m64n128k16 / m64n176k16)");
+  static_assert(NT == kTileN || NT == kTileNWide, "pixel tiles of 128 or 176 (m64n128k16 / m64n176k16)");
   constexpr int kRowsA = 64 * WG, kConsumers = WG * 128;
   constexpr int kBytesA = kRowsA * kTileK * 2, kBytesB = tma_rows_b<KX, NT>() * kTileK * 2;
   constexpr int kStage = KX * kBytesA + kBytesB, kLoaded = KX * kBytesA + (NT + KX - 1) * kTileK * 2;
@@ -640,7 +641,7 @@ __global__ void __launch_bounds__(WG * 128 + 32)
       const uint64_t desc_b = wgmma::desc_sw128(sa + KX * kBytesA + j * 128);
 #pragma unroll
       for (int kk = 0; kk < kTileK / 16; ++kk) {  // both K-major: +32 bytes along the swizzled rows
-        if constexpr (NT == 176)
+        if constexpr (NT == kTileNWide)
           wgmma::wgmma_ss_n176<T>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
         else
           wgmma::wgmma_ss_n128<T, 0>(d, desc_a + 2 * kk, desc_b + 2 * kk, s > 0 || j > 0 || kk > 0);
